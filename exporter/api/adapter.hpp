@@ -1,0 +1,67 @@
+// API dialect adapters: build the streaming request for one prompt and
+// interpret each decoded SSE event. Pure: no sockets, no clocks.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "sse/decoder.hpp"
+#include "util/json.hpp"
+
+namespace lse::api {
+
+enum class Dialect { openai_chat, openai_completions };
+std::optional<Dialect> parse_dialect(std::string_view name);  // "openai-chat", ...
+std::string_view dialect_name(Dialect d);
+
+// Which deltas count as user-visible content chunks (DESIGN §2 `count:`).
+struct CountSet {
+  bool content = true;
+  bool reasoning = false;   // reasoning_content / reasoning
+  bool tool_calls = false;  // tool_calls[].function.arguments
+};
+
+struct RequestSpec {
+  std::string model;
+  std::string prompt_text;
+  int max_tokens = 256;
+  double temperature = 0;
+  bool include_usage = true;  // stream_options.include_usage (dropped after a 400)
+  json::Value extra_body;     // config `body:` object, deep-merged last (may be null)
+};
+
+struct Usage {
+  std::int64_t prompt_tokens = -1;      // -1 = not reported
+  std::int64_t completion_tokens = -1;
+  std::int64_t reasoning_tokens = -1;
+};
+
+// What one SSE event means for the probe.
+struct EventMeaning {
+  bool content = false;          // carries non-empty text counted by CountSet
+  bool reasoning = false;        // carries non-empty reasoning text (counted or not)
+  std::size_t text_bytes = 0;    // bytes of counted text in this event
+  bool done = false;             // [DONE] end marker
+  std::optional<Usage> usage;    // usage object present (non-null)
+  std::string finish_reason;     // non-empty when a choice finished in this event
+  bool upstream_error = false;   // {"error": ...} object in the stream
+  std::string error_message;     // short, for logs (never contains secrets we send)
+  bool protocol_error = false;   // not JSON / not the expected shape
+};
+
+class Adapter {
+ public:
+  virtual ~Adapter() = default;
+  virtual Dialect dialect() const = 0;
+  // Path appended to the target's base URL, e.g. "/chat/completions".
+  virtual std::string_view path() const = 0;
+  virtual std::string build_body(const RequestSpec& spec) const = 0;
+  // Interprets one event. Must not keep references into `event`.
+  virtual EventMeaning interpret(const sse::Event& event) = 0;
+};
+
+std::unique_ptr<Adapter> make_adapter(Dialect dialect, CountSet count);
+
+}  // namespace lse::api

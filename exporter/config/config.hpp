@@ -1,0 +1,152 @@
+// The validated configuration (DESIGN §4). Produced by config::load_file /
+// config::parse; every other module only reads it.
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "util/json.hpp"
+
+namespace lse::config {
+
+using Duration = std::chrono::nanoseconds;
+
+// A config error, always with a place: "file:line:col: message".
+class ConfigError : public std::runtime_error {
+ public:
+  ConfigError(std::string file, int line, int col, std::string message);
+  const std::string& file() const { return file_; }
+  int line() const { return line_; }      // 1-based; 0 when not tied to a line
+  int column() const { return column_; }  // 1-based
+  const std::string& message() const { return message_; }
+
+ private:
+  std::string file_;
+  int line_, column_;
+  std::string message_;
+};
+
+struct Timeouts {
+  Duration first_token = std::chrono::seconds(30);
+  Duration idle = std::chrono::seconds(30);
+  Duration total = std::chrono::seconds(180);
+};
+
+struct CountSet {
+  bool content = true;
+  bool reasoning = false;
+  bool tool_calls = false;
+};
+
+// Secret material: the value is resolved at load time; `source` says where it
+// came from ("env OPENAI_API_KEY", "file /run/secrets/key") for messages.
+struct Secret {
+  std::string value;
+  std::string source;
+};
+
+struct Auth {
+  enum class Kind { none, bearer, header } kind = Kind::none;
+  std::string header_name = "Authorization";  // for Kind::header
+  Secret secret;
+};
+
+struct Tls {
+  std::string ca_file;
+  std::string cert_file;
+  std::string key_file;
+  std::string server_name;  // SNI + verification name override
+  bool insecure_skip_verify = false;
+};
+
+struct Prompt {
+  std::string name;
+  std::string text;
+  std::string source;  // "inline" or the file path
+};
+
+struct Buckets {  // DESIGN §3 defaults; each overridable under `buckets:`
+  std::vector<double> gap{.005, .01, .02, .03, .05, .075, .1, .15, .2, .25,
+                          .3,   .4,  .5,  .75, 1,   1.5,  2,  3,   5,  10};
+  std::vector<double> ttft{.05, .1, .2, .3, .5, .75, 1, 1.5, 2, 3, 5, 7.5, 10, 15, 20, 30, 60};
+  std::vector<double> duration{.05, .1, .25, .5, 1,  2,  3,  5,  7.5, 10,
+                               15,  20, 30,  45, 60, 90, 120, 180, 300};
+  std::vector<double> tail{.05, .1, .25, .5, 1,  2,  3,  5,  7.5, 10,
+                           15,  20, 30,  45, 60, 90, 120, 180, 300};
+  std::vector<double> phase{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30};
+  std::vector<double> tokens_per_second{1, 2, 5, 10, 20, 30, 50, 75, 100, 150, 200, 300, 500, 1000};
+};
+
+// Thresholds of the four-shape diagnosis (DESIGN §7).
+struct DiagnosisThresholds {
+  double queue_ttft_seconds = 2.0;        // TTFT p50 above this ...
+  double queue_gap_p95_seconds = 0.15;    // ... while gap p95 stays below this
+  double transport_gap_ratio = 4.0;       // gap p95 (or max) / gap p50 at least this ...
+  double transport_min_stall_ratio = 0.2; // ... or this share of probes stalled
+  double long_answer_duration_seconds = 20.0;  // duration p50 above this with flat gaps
+  double spread_ratio = 2.0;              // p95/p50 of TTFT or duration above this
+  int min_probes = 5;                     // fewer probes: no verdict
+};
+
+struct Target {
+  std::string name;
+  std::string url;   // base URL, e.g. https://api.openai.com/v1
+  std::string api = "openai-chat";
+  std::string model;
+  Duration interval = std::chrono::seconds(60);
+  double jitter = 0.1;  // fraction of interval, uniformly +/- (0 disables)
+  Timeouts timeout;
+  Duration stall_threshold = std::chrono::milliseconds(250);
+  int warmup = 2;
+  int max_tokens = 256;
+  double temperature = 0;
+  CountSet count;
+  Auth auth;
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::vector<std::string> accept_encoding;  // empty = identity
+  std::string client;                        // "" or "browser"
+  std::vector<std::string> prompts;          // names in Config::prompts
+  Tls tls;
+  std::string proxy_url;
+  bool proxy_from_environment = false;
+  bool include_usage = true;                 // send stream_options.include_usage
+  json::Value body;                          // extra request body (object or null)
+  std::size_t max_event_bytes = 1 << 20;
+  int line = 0;                              // where the target was defined
+};
+
+struct Rows {
+  std::string path;                 // empty: no file
+  std::uint64_t max_size = 64ull << 20;
+  int keep = 5;
+  std::size_t ring = 1000;          // rows kept in memory for /api/v1/probes
+};
+
+struct Config {
+  std::string source_file;
+  std::string listen = ":9687";
+  std::map<std::string, Prompt> prompts;
+  std::vector<Target> targets;
+  Buckets buckets;
+  Rows rows;
+  DiagnosisThresholds diagnosis;
+};
+
+// Parses and validates. Throws ConfigError (file:line:col) on any problem.
+// Relative prompt/secret/CA paths resolve against the config file's folder.
+Config load_file(const std::string& path);
+Config parse(const std::string& yaml_text, const std::string& file_name,
+             const std::string& base_dir);
+
+// Parses "250ms", "1.5s", "2m", "1h", "500us" (Prometheus-style, plus fractions).
+std::optional<Duration> parse_duration(const std::string& text);
+
+// YAML dump of the effective config with every secret replaced by "<secret>".
+std::string dump_redacted(const Config& config);
+
+}  // namespace lse::config

@@ -1,0 +1,62 @@
+// Probe outcomes (DESIGN §3 `reason` label values).
+#pragma once
+#include <array>
+#include <optional>
+#include <string_view>
+
+namespace lse::probe {
+
+enum class FailureReason {
+  none,
+  resolve,
+  connect,
+  tls,
+  http_4xx,
+  http_429,
+  http_5xx,
+  timeout_first_token,
+  timeout_idle,
+  timeout_total,
+  truncated,
+  protocol,
+  upstream_error,
+  canceled,
+};
+
+inline constexpr std::array<FailureReason, 13> kAllFailureReasons = {
+    FailureReason::resolve,         FailureReason::connect,
+    FailureReason::tls,             FailureReason::http_4xx,
+    FailureReason::http_429,        FailureReason::http_5xx,
+    FailureReason::timeout_first_token, FailureReason::timeout_idle,
+    FailureReason::timeout_total,   FailureReason::truncated,
+    FailureReason::protocol,        FailureReason::upstream_error,
+    FailureReason::canceled};
+
+constexpr std::string_view to_string(FailureReason r) {
+  switch (r) {
+    case FailureReason::none: return "";
+    case FailureReason::resolve: return "resolve";
+    case FailureReason::connect: return "connect";
+    case FailureReason::tls: return "tls";
+    case FailureReason::http_4xx: return "http_4xx";
+    case FailureReason::http_429: return "http_429";
+    case FailureReason::http_5xx: return "http_5xx";
+    case FailureReason::timeout_first_token: return "timeout_first_token";
+    case FailureReason::timeout_idle: return "timeout_idle";
+    case FailureReason::timeout_total: return "timeout_total";
+    case FailureReason::truncated: return "truncated";
+    case FailureReason::protocol: return "protocol";
+    case FailureReason::upstream_error: return "upstream_error";
+    case FailureReason::canceled: return "canceled";
+  }
+  return "";
+}
+
+inline std::optional<FailureReason> parse_failure_reason(std::string_view s) {
+  if (s.empty()) return FailureReason::none;
+  for (auto r : kAllFailureReasons)
+    if (to_string(r) == s) return r;
+  return std::nullopt;
+}
+
+}  // namespace lse::probe

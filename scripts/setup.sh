@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs every build, test and demo dependency from Debian's archive.
+# Idempotent: packages already present are skipped by apt-get.
+set -euo pipefail
+
+BUILD_PKGS=(
+  build-essential cmake pkg-config git ca-certificates openssl
+  libboost-dev libboost-system-dev libssl-dev zlib1g-dev libbrotli-dev
+  libsimdjson-dev libyaml-cpp-dev prometheus-cpp-dev
+  libspdlog-dev libfmt-dev libcli11-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+)
+TEST_PKGS=(
+  python3 python3-yaml python3-jsonschema curl procps
+  nginx-light prometheus
+  golang-go golang-github-masterminds-sprig-dev
+  chromium
+)
+
+want=("${BUILD_PKGS[@]}")
+if [ "${1:-all}" != "build" ]; then want+=("${TEST_PKGS[@]}"); fi
+
+missing=()
+for p in "${want[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#want[@]} packages present"
+  exit 0
+fi
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+echo "setup: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# nginx/prometheus packages try to start services; tests start their own copies.
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+  printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null
+  $SUDO chmod +x /usr/sbin/policy-rc.d
+  trap '$SUDO rm -f /usr/sbin/policy-rc.d' EXIT
+fi
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
