@@ -1,0 +1,100 @@
+// zlib (gzip/deflate) and brotli stream decoders.
+#include "http/content_decoder.hpp"
+
+#include <brotli/decode.h>
+#include <zlib.h>
+
+#include <stdexcept>
+
+namespace lse::http {
+namespace {
+
+class ZlibDecoder final : public ContentDecoder {
+ public:
+  explicit ZlibDecoder(bool gzip) : gzip_(gzip) { init(gzip ? 15 + 16 : 15); }
+  ~ZlibDecoder() override { inflateEnd(&z_); }
+
+  bool decode(std::string_view in, std::string& out) override {
+    if (failed_) return false;
+    z_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+    z_.avail_in = static_cast<uInt>(in.size());
+    while (z_.avail_in > 0 && !ended_) {
+      char buf[16384];
+      z_.next_out = reinterpret_cast<Bytef*>(buf);
+      z_.avail_out = sizeof buf;
+      int rc = inflate(&z_, Z_SYNC_FLUSH);
+      if (rc == Z_DATA_ERROR && !gzip_ && !tried_raw_ && total_out_ == 0) {
+        // "deflate" is meant to be zlib-wrapped, yet some servers send raw deflate.
+        tried_raw_ = true;
+        inflateEnd(&z_);
+        init(-15);
+        z_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+        z_.avail_in = static_cast<uInt>(in.size());
+        continue;
+      }
+      const std::size_t produced = sizeof buf - z_.avail_out;
+      out.append(buf, produced);
+      total_out_ += produced;
+      if (rc == Z_STREAM_END) {
+        ended_ = true;
+      } else if (rc == Z_BUF_ERROR) {
+        if (produced == 0) break;  // needs more input
+      } else if (rc != Z_OK) {
+        failed_ = true;
+        return false;
+      }
+    }
+    return true;
+  }
+
+ private:
+  void init(int window_bits) {
+    z_ = {};
+    if (inflateInit2(&z_, window_bits) != Z_OK) throw std::runtime_error("zlib init failed");
+  }
+  z_stream z_{};
+  bool gzip_;
+  bool tried_raw_ = false;
+  bool ended_ = false;
+  bool failed_ = false;
+  std::size_t total_out_ = 0;
+};
+
+class BrotliDecoder final : public ContentDecoder {
+ public:
+  BrotliDecoder() : state_(BrotliDecoderCreateInstance(nullptr, nullptr, nullptr)) {
+    if (!state_) throw std::runtime_error("brotli init failed");
+  }
+  ~BrotliDecoder() override { BrotliDecoderDestroyInstance(state_); }
+
+  bool decode(std::string_view in, std::string& out) override {
+    const uint8_t* next_in = reinterpret_cast<const uint8_t*>(in.data());
+    size_t avail_in = in.size();
+    for (;;) {
+      uint8_t buf[16384];
+      uint8_t* next_out = buf;
+      size_t avail_out = sizeof buf;
+      auto rc = BrotliDecoderDecompressStream(state_, &avail_in, &next_in, &avail_out, &next_out,
+                                              nullptr);
+      out.append(reinterpret_cast<char*>(buf), sizeof buf - avail_out);
+      if (rc == BROTLI_DECODER_RESULT_ERROR) return false;
+      if (rc == BROTLI_DECODER_RESULT_NEEDS_MORE_OUTPUT) continue;
+      return true;  // needs more input, or finished
+    }
+  }
+
+ private:
+  BrotliDecoderState* state_;
+};
+
+}  // namespace
+
+std::unique_ptr<ContentDecoder> make_content_decoder(std::string_view enc) {
+  if (enc.empty() || enc == "identity") return nullptr;
+  if (enc == "gzip" || enc == "x-gzip") return std::make_unique<ZlibDecoder>(true);
+  if (enc == "deflate") return std::make_unique<ZlibDecoder>(false);
+  if (enc == "br") return std::make_unique<BrotliDecoder>();
+  throw std::invalid_argument("unsupported content-encoding");
+}
+
+}  // namespace lse::http

@@ -1,0 +1,52 @@
+// One probe of one target with one prompt: request → stream → timeline →
+// ProbeResult (DESIGN §2). The I/O shell around the pure pieces (SSE decoder,
+// API adapter, timeline maths); shared by `serve` and `run`.
+#pragma once
+#include <utility>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
+#include <memory>
+#include <string>
+
+#include "api/adapter.hpp"
+#include "config/config.hpp"
+#include "http/client.hpp"
+#include "probe/result.hpp"
+#include "probe/timeline.hpp"
+
+namespace lse::probe {
+
+// Builds the HTTP request headers a target sends (auth, Accept-Encoding,
+// browser profile, extra headers). Exposed for tests.
+std::vector<std::pair<std::string, std::string>> request_headers(const config::Target& target,
+                                                                 const std::string& user_agent);
+
+class Prober {
+ public:
+  // Throws std::runtime_error for unusable TLS material or URLs.
+  Prober(boost::asio::io_context& io, const config::Target& target, std::string host_label,
+         std::string user_agent);
+  ~Prober();
+
+  boost::asio::awaitable<ProbeResult> run(const config::Prompt& prompt);
+
+  // Aborts the probe in flight; it ends with reason `canceled`.
+  void cancel();
+
+  // False once a 400 showed that the server rejects stream_options.
+  bool include_usage() const { return include_usage_; }
+
+ private:
+  boost::asio::awaitable<bool> attempt(const config::Prompt& prompt, ProbeResult& result,
+                                       Timeline& timeline);
+
+  config::Target target_;
+  std::string host_label_;
+  std::string user_agent_;
+  std::unique_ptr<api::Adapter> adapter_;
+  http::Client client_;
+  bool include_usage_;
+  std::string body_;   // reused read buffer
+};
+
+}  // namespace lse::probe

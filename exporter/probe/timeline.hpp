@@ -1,0 +1,37 @@
+// The clock of one probe (DESIGN §2): the instants a probe saw, and the pure
+// maths that turns them into a ProbeResult's clock fields. No sockets, no
+// clock reads here: callers stamp instants, tests build timelines by hand.
+#pragma once
+#include <chrono>
+#include <optional>
+#include <vector>
+
+#include "probe/result.hpp"
+
+namespace lse::probe {
+
+using Clock = std::chrono::steady_clock;
+using TimePoint = Clock::time_point;
+
+struct Timeline {
+  TimePoint start{};
+  // Connection phases; empty when a pooled connection was reused.
+  std::optional<TimePoint> resolved, connected, tls_done;
+  std::optional<TimePoint> request_sent, headers;
+  std::optional<TimePoint> first_reasoning;
+  std::vector<TimePoint> content_arrivals;  // one per content chunk, in order
+  std::optional<TimePoint> end;             // end of stream, or the failure instant
+
+  void reserve(std::size_t chunks) { content_arrivals.reserve(chunks); }
+};
+
+// Nearest-rank percentile (q in (0,1]) of an ascending-sorted, non-empty list.
+double nearest_rank(const std::vector<double>& sorted, double q);
+
+// Fills the clock fields of `out` (ttft, first_reasoning, tail, duration,
+// phases, gaps, chunks, stalls, stall_seconds, gap_p50/p95/max, tokens/s).
+// Leaves identity, outcome and usage fields untouched, except that
+// output_tokens_per_second uses out.completion_tokens when it is known.
+void summarize(const Timeline& timeline, double stall_threshold_seconds, ProbeResult& out);
+
+}  // namespace lse::probe

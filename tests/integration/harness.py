@@ -1,0 +1,253 @@
+"""Test harness: starts the scripted upstream, the exporter, nginx and
+Prometheus on 127.0.0.1 free ports, and stops them afterwards.
+
+Environment: LSE_BIN (exporter binary), defaults to build/exporter/llm_stream_exporter.
+"""
+import json
+import math
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+import urllib.error
+import urllib.request
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
+BIN = os.environ.get('LSE_BIN', os.path.join(ROOT, 'build', 'exporter', 'llm_stream_exporter'))
+UPSTREAM = os.path.join(ROOT, 'tests', 'upstream', 'upstream.py')
+PKI_SCRIPT = os.path.join(ROOT, 'tests', 'upstream', 'make_test_pki.sh')
+PROMPTS = os.path.join(ROOT, 'config', 'prompts')
+
+sys.path.insert(0, os.path.join(ROOT, 'scripts'))
+import live_view  # noqa: E402  (metrics text parser and histogram_quantile)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(('127.0.0.1', 0))
+        return s.getsockname()[1]
+
+
+def wait_for(predicate, timeout, interval=0.05, what='condition'):
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = predicate()
+        if last:
+            return last
+        time.sleep(interval)
+    raise AssertionError(f'timed out after {timeout}s waiting for {what} (last: {last!r})')
+
+
+def http_get(url, timeout=5, headers=None):
+    req = urllib.request.Request(url, headers=headers or {})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return r.status, r.read().decode('utf-8', 'replace')
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode('utf-8', 'replace')
+
+
+def http_post(url, body=b'', timeout=10):
+    req = urllib.request.Request(url, data=body, method='POST')
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
+
+
+class Proc:
+    """A child process in its own process group, killed on exit."""
+
+    def __init__(self, args, log_path, env=None, cwd=None):
+        self.log_path = log_path
+        self.log = open(log_path, 'wb')
+        self.p = subprocess.Popen(args, stdout=self.log, stderr=subprocess.STDOUT, env=env,
+                                  cwd=cwd, start_new_session=True)
+
+    def alive(self):
+        return self.p.poll() is None
+
+    def output(self):
+        self.log.flush()
+        with open(self.log_path, 'rb') as f:
+            return f.read().decode('utf-8', 'replace')
+
+    def stop(self, sig=signal.SIGTERM, timeout=5):
+        if self.p.poll() is None:
+            try:
+                os.killpg(self.p.pid, sig)
+            except ProcessLookupError:
+                pass
+            try:
+                self.p.wait(timeout)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.p.pid, signal.SIGKILL)
+                self.p.wait()
+        self.log.close()
+        return self.p.returncode
+
+
+class Upstream:
+    def __init__(self, workdir, tls=False, name='upstream'):
+        self.workdir = workdir
+        self.tls = tls
+        self.name = name
+
+    def __enter__(self):
+        port_file = os.path.join(self.workdir, f'{self.name}.port')
+        self.log_file = os.path.join(self.workdir, f'{self.name}.jsonl')
+        args = [sys.executable, UPSTREAM, '--host', '127.0.0.1', '--port', '0',
+                '--port-file', port_file, '--log-file', self.log_file]
+        if self.tls:
+            self.pki = make_pki(self.workdir)
+            args += ['--tls-cert', self.pki['server_cert'], '--tls-key', self.pki['server_key']]
+        self.proc = Proc(args, os.path.join(self.workdir, f'{self.name}.log'))
+        wait_for(lambda: os.path.exists(port_file) and open(port_file).read().strip(), 10,
+                 what='upstream port file')
+        self.port = int(open(port_file).read().strip())
+        scheme = 'https' if self.tls else 'http'
+        self.base = f'{scheme}://127.0.0.1:{self.port}'
+        return self
+
+    def url(self, spec=None):
+        return f'{self.base}/s/{spec}/v1' if spec else f'{self.base}/v1'
+
+    def requests(self):
+        if not os.path.exists(self.log_file):
+            return []
+        with open(self.log_file) as f:
+            return [json.loads(line) for line in f if line.strip()]
+
+    def __exit__(self, *exc):
+        self.proc.stop()
+
+
+def make_pki(workdir):
+    out = os.path.join(workdir, 'pki')
+    subprocess.run(['bash', PKI_SCRIPT, out], check=True)
+    names = {}
+    for f in os.listdir(out):
+        names[f] = os.path.join(out, f)
+    return {
+        'ca': os.path.join(out, 'ca.crt'),
+        'other_ca': os.path.join(out, 'other-ca.crt'),
+        'server_cert': os.path.join(out, 'server.crt'),
+        'server_key': os.path.join(out, 'server.key'),
+        'client_cert': os.path.join(out, 'client.crt'),
+        'client_key': os.path.join(out, 'client.key'),
+    }
+
+
+def yaml_quote(s):
+    return json.dumps(s)  # JSON strings are valid YAML double-quoted scalars
+
+
+def render_config(targets, defaults=None, listen='127.0.0.1:0', extra=''):
+    """targets: list of dicts with name, url and optional raw YAML lines under 'extra'."""
+    d = {'interval': '60s', 'jitter': 0, 'warmup': 0, 'max_tokens': 64,
+         'timeout': '{first_token: 5s, idle: 5s, total: 20s}'}
+    d.update(defaults or {})
+    lines = [f'listen: {yaml_quote(listen)}', 'defaults:']
+    for k, v in d.items():
+        lines.append(f'  {k}: {v}')
+    lines += ['prompts:',
+              f'  short: {{file: {yaml_quote(os.path.join(PROMPTS, "short.txt"))}}}',
+              f'  long: {{file: {yaml_quote(os.path.join(PROMPTS, "long.txt"))}}}',
+              'targets:']
+    for t in targets:
+        lines.append(f'  - name: {t["name"]}')
+        lines.append(f'    url: {yaml_quote(t["url"])}')
+        lines.append(f'    model: {t.get("model", "test-model")}')
+        lines.append(f'    prompts: [{t.get("prompts", "short")}]')
+        for raw in t.get('extra', []):
+            lines.append(f'    {raw}')
+    return '\n'.join(lines) + '\n' + extra
+
+
+class Exporter:
+    def __init__(self, workdir, config_text, args=(), env=None, name='exporter'):
+        self.workdir = workdir
+        self.config_path = os.path.join(workdir, f'{name}.yaml')
+        self.name = name
+        self.args = list(args)
+        self.env = env
+        self.write_config(config_text)
+
+    def write_config(self, text):
+        with open(self.config_path, 'w') as f:
+            f.write(text)
+
+    def __enter__(self):
+        env = dict(os.environ)
+        env.update(self.env or {})
+        self.proc = Proc([BIN, '--log.level', 'debug', 'serve', '--config', self.config_path] + self.args,
+                         os.path.join(self.workdir, f'{self.name}.log'), env=env)
+        m = wait_for(lambda: re.search(r'msg="listening".* port=(\d+)', self.proc.output())
+                     or (not self.proc.alive() and 'exited'), 10, what='exporter listening')
+        if m == 'exited':
+            raise AssertionError('exporter exited:\n' + self.proc.output())
+        self.port = int(m.group(1))
+        self.base = f'http://127.0.0.1:{self.port}'
+        return self
+
+    def metrics_text(self):
+        status, text = http_get(self.base + '/metrics')
+        assert status == 200, status
+        return text
+
+    def samples(self):
+        return live_view.parse(self.metrics_text())
+
+    def value(self, name, **labels):
+        total = None
+        for n, l, v in self.samples():
+            if n == name and all(l.get(k) == str(val) for k, val in labels.items()):
+                total = (total or 0) + v
+        return total
+
+    def rows(self, target='', limit=1000):
+        status, body = http_get(f'{self.base}/api/v1/probes?target={target}&limit={limit}')
+        assert status == 200, body
+        return json.loads(body)['probes']
+
+    def wait_probes(self, target, count, timeout=30, result=None):
+        def done():
+            labels = {'target': target}
+            if result:
+                labels['result'] = result
+            v = self.value('llm_stream_probes_total', **labels) or 0
+            return v >= count and v
+        return wait_for(done, timeout, what=f'{count} probes of {target}')
+
+    def __exit__(self, *exc):
+        if exc[0] is not None:
+            sys.stderr.write(f'--- {self.name} log ---\n{self.proc.output()[-6000:]}\n')
+        self.rc = self.proc.stop()
+
+
+def histogram(samples, name, **labels):
+    """Returns {le: cumulative count} summed over matching series."""
+    out = {}
+    for n, l, v in samples:
+        if n == name + '_bucket' and all(l.get(k) == str(val) for k, val in labels.items()):
+            le = float(l['le'].replace('+Inf', 'inf'))
+            out[le] = out.get(le, 0) + v
+    return out
+
+
+class TempDir:
+    def __enter__(self):
+        self.path = tempfile.mkdtemp(prefix='lse-test-')
+        return self.path
+
+    def __exit__(self, *exc):
+        if exc[0] is None or not os.environ.get('LSE_KEEP_TMP'):
+            shutil.rmtree(self.path, ignore_errors=True)

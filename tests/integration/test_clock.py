@@ -1,0 +1,91 @@
+"""The clock, end to end: the exporter measures what the upstream scripted.
+
+Each target probes exactly once (interval 60 s, no jitter, no warmup), so every
+counter is compared with the planted count exactly.
+"""
+import unittest
+
+from harness import Exporter, TempDir, Upstream, histogram, render_config, wait_for
+
+TOL_MS = 5.0
+
+
+class PlantedStalls(unittest.TestCase):
+    def test_stalls_ttft_and_gaps_match_the_script(self):
+        with TempDir() as tmp, Upstream(tmp) as up:
+            targets = [
+                {'name': 'stalls', 'url': up.url('ttft=150,gap=20,chunks=30,stall=10:300;20:400,role_first=1')},
+                {'name': 'bursts', 'url': up.url('ttft=80,gap=20,chunks=40,per_write=4,stall=12:350')},
+                {'name': 'split', 'url': up.url('ttft=100,gap=20,chunks=20,split=1,keepalive=30,crlf=1')},
+            ]
+            with Exporter(tmp, render_config(targets)) as ex:
+                for t in targets:
+                    ex.wait_probes(t['name'], 1, timeout=20)
+                samples = ex.samples()
+
+                def v(name, target):
+                    return sum(val for n, l, val in samples if n == name and l.get('target') == target)
+
+                # stalls: exactly the planted ones
+                self.assertEqual(v('llm_stream_stalls_total', 'stalls'), 2)
+                self.assertEqual(v('llm_stream_stalled_probes_total', 'stalls'), 1)
+                self.assertEqual(v('llm_stream_probes_total', 'stalls'), 1)
+                self.assertEqual(v('llm_stream_chunks_total', 'stalls'), 30)
+                # every gap observed: chunks - 1 per probe
+                gap = histogram(samples, 'llm_stream_inter_chunk_gap_seconds', target='stalls')
+                self.assertEqual(gap[float('inf')], 29)
+                # 27 gaps of 20 ms land at or below the 30 ms bucket, the 300 and 400 ms ones above 250 ms
+                self.assertEqual(gap[0.03], 27)
+                self.assertEqual(gap[0.25], 27)  # nothing between 30 and 250 ms
+                self.assertEqual(gap[0.5], 29)   # both stalls at or below 500 ms
+
+                row = ex.rows('stalls')[0]
+                self.assertTrue(row['ok'], row)
+                self.assertAlmostEqual(row['ttft_ms'], 150, delta=TOL_MS)
+                self.assertEqual(len(row['gaps_ms']), 29)
+                self.assertAlmostEqual(row['gaps_ms'][9], 300, delta=TOL_MS)
+                self.assertAlmostEqual(row['gaps_ms'][19], 400, delta=TOL_MS)
+                for i, g in enumerate(row['gaps_ms']):
+                    if i not in (9, 19):
+                        self.assertAlmostEqual(g, 20, delta=TOL_MS, msg=f'gap {i}')
+                self.assertEqual(row['stalls'], 2)
+                self.assertEqual(row['finish_reason'], 'stop')
+                self.assertEqual(row['usage']['completion_tokens'], 30)
+
+                # Coalesced writes: 4 events per write share one arrival -> zero gaps
+                burst = ex.rows('bursts')[0]
+                self.assertEqual(burst['chunks'], 40)
+                zero = sum(1 for g in burst['gaps_ms'] if g < 1.0)
+                self.assertEqual(zero, 30)  # 10 writes of 4 events: 3 zero gaps each
+                self.assertEqual(burst['stalls'], 1)
+                self.assertEqual(v('llm_stream_stalls_total', 'bursts'), 1)
+
+                # Events split across writes, keep-alive comments, CRLF: still 20 chunks, no stalls
+                split = ex.rows('split')[0]
+                self.assertTrue(split['ok'], split)
+                self.assertEqual(split['chunks'], 20)
+                self.assertEqual(split['stalls'], 0)
+                self.assertAlmostEqual(split['ttft_ms'], 100 + 1, delta=TOL_MS)  # second half 1 ms later
+
+                # Phases sum to TTFT
+                phases = row['phases_ms']
+                self.assertAlmostEqual(sum(phases.values()), row['ttft_ms'], delta=0.01)
+                self.assertIn('connect', phases)
+
+    def test_upstream_send_times_match_measured_gaps(self):
+        """Pairs each measured gap with the gap between the upstream's writes."""
+        with TempDir() as tmp, Upstream(tmp) as up:
+            targets = [{'name': 'paired', 'url': up.url('ttft=50,gap=15,jitter=10,chunks=50,stall=25:320')}]
+            with Exporter(tmp, render_config(targets)) as ex:
+                ex.wait_probes('paired', 1)
+                row = ex.rows('paired')[0]
+            sent = wait_for(lambda: [r for r in up.requests() if r.get('sends')], 5, what='upstream log')[0]['sends']
+            true_gaps = [(b - a) * 1000 for a, b in zip(sent, sent[1:])]
+            self.assertEqual(len(true_gaps), len(row['gaps_ms']))
+            errors = sorted(abs(m - t) for m, t in zip(row['gaps_ms'], true_gaps))
+            self.assertLess(errors[-1], TOL_MS, errors[-5:])
+            self.assertEqual(row['stalls'], 1)
+
+
+if __name__ == '__main__':
+    unittest.main()

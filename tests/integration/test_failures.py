@@ -1,0 +1,72 @@
+"""Every failure reason of DESIGN §3, each produced by a scripted fault and
+counted exactly once, while a healthy target keeps probing on time."""
+import time
+import unittest
+
+from harness import (Exporter, TempDir, Upstream, free_port, http_post, render_config, wait_for)
+
+REASONS = ['resolve', 'connect', 'tls', 'http_4xx', 'http_429', 'http_5xx', 'timeout_first_token',
+           'timeout_idle', 'timeout_total', 'truncated', 'protocol', 'upstream_error', 'canceled']
+
+
+class FailureReasons(unittest.TestCase):
+    def test_each_reason_counted_once_while_healthy_target_stays_on_time(self):
+        with TempDir() as tmp, Upstream(tmp) as up, Upstream(tmp, tls=True, name='tls') as tls_up:
+            closed_port = free_port()
+            fast = '{first_token: 600ms, idle: 600ms, total: 20s}'
+            faults = {
+                'resolve': {'url': 'http://no-such-host.invalid/v1'},
+                'connect': {'url': f'http://127.0.0.1:{closed_port}/v1'},
+                'tls': {'url': tls_up.url('chunks=5'), 'extra': [f'tls: {{ca_file: "{tls_up.pki["other_ca"]}"}}']},
+                'http_4xx': {'url': up.url('status=404')},
+                'http_429': {'url': up.url('status=429')},
+                'http_5xx': {'url': up.url('status=503')},
+                'timeout_first_token': {'url': up.url('no_answer=1'), 'extra': [f'timeout: {fast}']},
+                'timeout_idle': {'url': up.url('ttft=50,gap=20,chunks=10,hang_after=3'),
+                                 'extra': [f'timeout: {fast}']},
+                'timeout_total': {'url': up.url('ttft=50,gap=100,chunks=100'),
+                                  'extra': ['timeout: {first_token: 1s, idle: 1s, total: 1s}']},
+                'truncated': {'url': up.url('ttft=50,gap=10,chunks=20,close_after=5')},
+                'protocol': {'url': up.url('ttft=50,gap=10,chunks=20,bad_json_after=3')},
+                'upstream_error': {'url': up.url('ttft=50,gap=10,chunks=20,error_after=3')},
+                'canceled': {'url': up.url('ttft=50,gap=10,chunks=20,hang_after=2'),
+                             'extra': ['timeout: {first_token: 30s, idle: 30s, total: 60s}']},
+            }
+            targets = [{'name': f'f-{reason}', **spec} for reason, spec in faults.items()]
+            targets.append({'name': 'healthy', 'url': up.url('ttft=30,gap=10,chunks=10'),
+                            'extra': ['interval: 1s']})
+            config = render_config(targets)
+            with Exporter(tmp, config) as ex:
+                for reason in REASONS:
+                    if reason != 'canceled':
+                        ex.wait_probes(f'f-{reason}', 1, timeout=15)
+                # The canceled probe: the target hangs; a reload that changes it cancels the probe.
+                time.sleep(0.5)
+                ex.write_config(config.replace('hang_after=2', 'hang_after=3'))
+                status, body = http_post(ex.base + '/-/reload')
+                self.assertEqual(status, 200, body)
+                ex.wait_probes('f-canceled', 1, timeout=10)
+                time.sleep(0.3)
+                samples = ex.samples()
+                for reason in REASONS:
+                    target = f'f-{reason}'
+                    counts = {l['reason']: v for n, l, v in samples
+                              if n == 'llm_stream_probe_failures_total' and l.get('target') == target}
+                    self.assertEqual(counts.get(reason), 1, f'{target}: {counts}')
+                    others = {k: v for k, v in counts.items() if k != reason and v}
+                    self.assertEqual(others, {}, f'{target}: {others}')
+                    fails = [v for n, l, v in samples if n == 'llm_stream_probes_total'
+                             and l.get('target') == target and l.get('result') == 'failure']
+                    self.assertEqual(sum(fails), 1, target)
+
+                # The healthy target kept its 1 s rhythm through all of that.
+                rows = list(reversed(ex.rows('healthy')))
+                self.assertGreaterEqual(len(rows), 4)
+                self.assertTrue(all(r['ok'] for r in rows))
+                starts = [r['ts'] for r in rows]
+                for a, b in zip(starts, starts[1:]):
+                    self.assertAlmostEqual(b - a, 1.0, delta=0.1)
+
+
+if __name__ == '__main__':
+    unittest.main()

@@ -1,0 +1,110 @@
+// Timeline maths on hand-made timelines: every expected value is computed
+// from the instants the test plants, not from the code under test.
+#include "probe/timeline.hpp"
+
+#include <gtest/gtest.h>
+
+using namespace lse::probe;
+using std::chrono::milliseconds;
+
+namespace {
+
+Timeline planted(std::vector<int> gaps_ms, int ttft_ms, int tail_ms) {
+  Timeline t;
+  t.start = TimePoint{} + std::chrono::seconds(100);
+  t.resolved = t.start + milliseconds(2);
+  t.connected = t.start + milliseconds(5);
+  t.tls_done = t.start + milliseconds(15);
+  t.request_sent = t.start + milliseconds(16);
+  t.headers = t.start + milliseconds(40);
+  TimePoint at = t.start + milliseconds(ttft_ms);
+  t.content_arrivals.push_back(at);
+  for (int g : gaps_ms) t.content_arrivals.push_back(at += milliseconds(g));
+  t.end = at + milliseconds(tail_ms);
+  return t;
+}
+
+}  // namespace
+
+TEST(Timeline, ClockPartsFromPlantedInstants) {
+  std::vector<int> gaps(29, 20);
+  gaps[9] = 300;   // planted stall before chunk 10
+  gaps[19] = 400;  // and before chunk 20
+  ProbeResult r;
+  r.completion_tokens = 30;
+  summarize(planted(gaps, 150, 7), 0.25, r);
+  EXPECT_DOUBLE_EQ(*r.ttft, 0.150);
+  EXPECT_EQ(r.chunks, 30u);
+  ASSERT_EQ(r.gaps.size(), 29u);
+  EXPECT_NEAR(r.gaps[9], 0.300, 1e-9);
+  EXPECT_EQ(r.stalls, 2u);
+  EXPECT_NEAR(r.stall_seconds, 0.700, 1e-9);
+  EXPECT_NEAR(*r.gap_max, 0.400, 1e-9);
+  EXPECT_NEAR(*r.gap_p50, 0.020, 1e-9);
+  // 29 gaps: nearest rank of p95 is ceil(27.55)=28th smallest = 0.300
+  EXPECT_NEAR(*r.gap_p95, 0.300, 1e-9);
+  EXPECT_NEAR(*r.tail, 0.007, 1e-9);
+  const double last = 0.150 + 27 * 0.020 + 0.300 + 0.400;
+  EXPECT_NEAR(r.duration, last + 0.007, 1e-9);
+  EXPECT_NEAR(*r.output_tokens_per_second, 30 / (last - 0.150), 1e-9);
+}
+
+TEST(Timeline, PhasesAreConsecutiveAndSumToTtft) {
+  ProbeResult r;
+  summarize(planted({20, 20}, 150, 0), 0.25, r);
+  double sum = 0;
+  for (auto p : kAllPhases) {
+    ASSERT_TRUE(r.phases[static_cast<int>(p)].has_value()) << to_string(p);
+    sum += *r.phases[static_cast<int>(p)];
+  }
+  EXPECT_NEAR(sum, *r.ttft, 1e-12);
+  EXPECT_NEAR(*r.phases[static_cast<int>(Phase::tls)], 0.010, 1e-9);
+  EXPECT_NEAR(*r.phases[static_cast<int>(Phase::first_token)], 0.110, 1e-9);
+  EXPECT_TRUE(r.new_connection);
+}
+
+TEST(Timeline, ReusedConnectionHasNoConnectPhases) {
+  Timeline t = planted({20}, 100, 0);
+  t.resolved.reset();
+  t.connected.reset();
+  t.tls_done.reset();
+  ProbeResult r;
+  summarize(t, 0.25, r);
+  EXPECT_FALSE(r.phases[static_cast<int>(Phase::connect)].has_value());
+  EXPECT_NEAR(*r.phases[static_cast<int>(Phase::request)], 0.016, 1e-9);
+  EXPECT_FALSE(r.new_connection);
+}
+
+TEST(Timeline, GapExactlyAtThresholdIsAStall) {
+  ProbeResult r;
+  summarize(planted({250, 249}, 100, 0), 0.25, r);
+  EXPECT_EQ(r.stalls, 1u);
+}
+
+TEST(Timeline, SameReadGivesZeroGap) {
+  ProbeResult r;
+  summarize(planted({0, 0, 30}, 100, 0), 0.25, r);
+  EXPECT_EQ(r.chunks, 4u);
+  EXPECT_DOUBLE_EQ(r.gaps[0], 0.0);
+  EXPECT_DOUBLE_EQ(*r.gap_p50, 0.0);
+}
+
+TEST(Timeline, NoContentMeansNoTtftNoGaps) {
+  Timeline t;
+  t.start = TimePoint{} + std::chrono::seconds(1);
+  t.end = t.start + milliseconds(500);
+  ProbeResult r;
+  summarize(t, 0.25, r);
+  EXPECT_FALSE(r.ttft.has_value());
+  EXPECT_FALSE(r.tail.has_value());
+  EXPECT_TRUE(r.gaps.empty());
+  EXPECT_NEAR(r.duration, 0.5, 1e-9);
+}
+
+TEST(NearestRank, MatchesDefinition) {
+  std::vector<double> v{1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  EXPECT_EQ(nearest_rank(v, 0.5), 5);
+  EXPECT_EQ(nearest_rank(v, 0.95), 10);
+  EXPECT_EQ(nearest_rank(v, 0.9), 9);
+  EXPECT_EQ(nearest_rank({7}, 0.95), 7);
+}
