@@ -251,3 +251,110 @@ class TempDir:
     def __exit__(self, *exc):
         if exc[0] is None or not os.environ.get('LSE_KEEP_TMP'):
             shutil.rmtree(self.path, ignore_errors=True)
+
+
+class Nginx:
+    """A real nginx (Debian's) in front of the upstream, on a free port.
+
+    locations: {prefix: [directives]}; each proxies to `upstream_base`.
+    """
+
+    def __init__(self, workdir, upstream_base, locations):
+        self.workdir = os.path.join(workdir, 'nginx')
+        self.upstream_base = upstream_base
+        self.locations = locations
+
+    def __enter__(self):
+        os.makedirs(os.path.join(self.workdir, 'logs'), exist_ok=True)
+        self.port = free_port()
+        blocks = []
+        for prefix, directives in self.locations.items():
+            body = '\n'.join(f'      {d};' for d in directives)
+            blocks.append(f'''    location /{prefix}/ {{
+      proxy_pass {self.upstream_base}/;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+{body}
+    }}''')
+        conf = textwrap.dedent('''\
+            worker_processes 1;
+            events { worker_connections 256; }
+            http {
+              access_log off;
+              client_body_temp_path %(w)s/tmp-body;
+              proxy_temp_path %(w)s/tmp-proxy;
+              fastcgi_temp_path %(w)s/tmp-fcgi;
+              uwsgi_temp_path %(w)s/tmp-uwsgi;
+              scgi_temp_path %(w)s/tmp-scgi;
+              server {
+                listen 127.0.0.1:%(port)d;
+            %(blocks)s
+              }
+            }
+            ''') % {'w': self.workdir, 'port': self.port, 'blocks': '\n'.join(blocks)}
+        self.conf = os.path.join(self.workdir, 'nginx.conf')
+        with open(self.conf, 'w') as f:
+            f.write(conf)
+        nginx = shutil.which('nginx') or '/usr/sbin/nginx'
+        self.proc = Proc([nginx, '-p', self.workdir, '-c', self.conf, '-g',
+                          f'daemon off; pid {self.workdir}/nginx.pid; error_log stderr warn;'],
+                         os.path.join(self.workdir, 'nginx.out'))
+
+        def up():
+            try:
+                socket.create_connection(('127.0.0.1', self.port), timeout=0.2).close()
+                return True
+            except OSError:
+                return not self.proc.alive() and 'exited'
+        if wait_for(up, 10, what='nginx listening') == 'exited':
+            raise AssertionError('nginx exited:\n' + self.proc.output())
+        self.base = f'http://127.0.0.1:{self.port}'
+        return self
+
+    def url(self, prefix, spec):
+        return f'{self.base}/{prefix}/s/{spec}/v1'
+
+    def __exit__(self, *exc):
+        self.proc.stop(signal.SIGQUIT)
+
+
+class Prometheus:
+    """A real Prometheus (Debian's) scraping the given targets every second."""
+
+    def __init__(self, workdir, scrape_targets, rule_files=()):
+        self.workdir = os.path.join(workdir, 'prometheus')
+        self.scrape_targets = scrape_targets
+        self.rule_files = list(rule_files)
+
+    def __enter__(self):
+        os.makedirs(self.workdir, exist_ok=True)
+        self.port = free_port()
+        cfg = os.path.join(self.workdir, 'prometheus.yml')
+        targets = ', '.join(f'"{t}"' for t in self.scrape_targets)
+        rules = ''.join(f'\n  - "{r}"' for r in self.rule_files)
+        with open(cfg, 'w') as f:
+            f.write(f'global: {{scrape_interval: 1s, evaluation_interval: 1s}}\n'
+                    f'rule_files:{rules if rules else " []"}\n'
+                    f'scrape_configs:\n  - job_name: llm-stream-exporter\n'
+                    f'    static_configs: [{{targets: [{targets}]}}]\n')
+        binary = shutil.which('prometheus') or '/usr/bin/prometheus'
+        self.proc = Proc([binary, f'--config.file={cfg}', f'--storage.tsdb.path={self.workdir}/data',
+                          f'--web.listen-address=127.0.0.1:{self.port}', '--log.level=warn'],
+                         os.path.join(self.workdir, 'prometheus.log'))
+        self.base = f'http://127.0.0.1:{self.port}'
+        wait_for(lambda: http_get(self.base + '/-/ready', timeout=1)[0] == 200
+                 if self.proc.alive() else 'exited', 30, what='prometheus ready')
+        if not self.proc.alive():
+            raise AssertionError('prometheus exited:\n' + self.proc.output())
+        return self
+
+    def query(self, expr):
+        import urllib.parse
+        status, body = http_get(self.base + '/api/v1/query?' + urllib.parse.urlencode({'query': expr}))
+        data = json.loads(body)
+        if data.get('status') != 'success':
+            raise AssertionError(f'query failed: {expr}: {body}')
+        return data['data']['result']
+
+    def __exit__(self, *exc):
+        self.proc.stop()

@@ -1,0 +1,60 @@
+"""A real nginx with `gzip on` for text/event-stream in front of the upstream.
+
+With proxy buffering (nginx's default) nginx streams an identity response but
+holds a gzip-compressed one until the answer is complete: only a client that
+asks like a browser (Accept-Encoding: gzip, deflate, br) sees it, and it sees
+TTFT close to the whole answer's duration. With proxy_buffering off nginx
+flushes the compressor per upstream write, and the compressed stream is
+counted chunk by chunk like the plain one.
+"""
+import unittest
+
+from harness import Exporter, Nginx, TempDir, Upstream, render_config
+
+SPEC = 'ttft=100,gap=40,chunks=25'
+SCRIPTED_LAST_CHUNK_MS = 100 + 24 * 40
+
+
+class NginxGzip(unittest.TestCase):
+    def test_buffered_gzip_is_seen_only_by_browser_like_clients(self):
+        gzip = ['gzip on', 'gzip_types text/event-stream', 'gzip_min_length 0']
+        with TempDir() as tmp, Upstream(tmp) as up, \
+                Nginx(tmp, up.base, {'buffered': gzip, 'streaming': gzip + ['proxy_buffering off']}) as ngx:
+            targets = [
+                {'name': 'identity', 'url': ngx.url('buffered', SPEC)},
+                {'name': 'browser', 'url': ngx.url('buffered', SPEC), 'extra': ['client: browser']},
+                {'name': 'gzip-list', 'url': ngx.url('buffered', SPEC), 'extra': ['accept_encoding: [gzip]']},
+                {'name': 'browser-streaming', 'url': ngx.url('streaming', SPEC), 'extra': ['client: browser']},
+            ]
+            with Exporter(tmp, render_config(targets)) as ex:
+                for t in targets:
+                    ex.wait_probes(t['name'], 1, timeout=20)
+                rows = {t['name']: ex.rows(t['name'])[0] for t in targets}
+            for name, row in rows.items():
+                self.assertTrue(row['ok'], (name, row))
+                self.assertEqual(row['chunks'], 25, name)
+
+            # Identity through the buffering proxy: a healthy stream.
+            ident = rows['identity']
+            self.assertAlmostEqual(ident['ttft_ms'], 100, delta=10)
+            self.assertLess(ident['gap_max_ms'], 60)
+            self.assertEqual(ident['stalls'], 0)
+
+            # Browser profile through the same proxy: the whole answer arrives at once.
+            for name in ('browser', 'gzip-list'):
+                b = rows[name]
+                self.assertGreater(b['ttft_ms'], SCRIPTED_LAST_CHUNK_MS - 10, name)
+                self.assertGreater(b['ttft_ms'], 0.9 * b['duration_ms'], name)
+                self.assertLess(b['gap_max_ms'], 5, name)  # every chunk in the same read(s)
+
+            # Compressed but flushed per write: counted chunk by chunk with the scripted gaps.
+            s = rows['browser-streaming']
+            self.assertAlmostEqual(s['ttft_ms'], 100, delta=10)
+            gaps = s['gaps_ms']
+            self.assertEqual(len(gaps), 24)
+            for g in gaps:
+                self.assertAlmostEqual(g, 40, delta=10)
+
+
+if __name__ == '__main__':
+    unittest.main()
