@@ -32,6 +32,7 @@ class Decoder {
 
   // End of stream: WHATWG discards an unterminated event; we do the same and
   // report whether bytes of an incomplete event were pending (truncation hint).
+  // True after Status::event_too_large (the stream stopped inside an event).
   bool has_partial_event() const;
 
   // Counts comment lines seen (": keep-alive" etc.), for diagnostics.
@@ -40,19 +41,31 @@ class Decoder {
   void reset();
 
  private:
+  // Feeds bytes that are past the BOM check (the scanner proper).
+  template <class Sink>
+  void scan(std::string_view bytes, Sink& sink);
+  // Handles the optional leading BOM; returns the bytes left to scan. Bytes of
+  // a partial BOM that turns out not to be one are replayed through scan().
+  template <class Sink>
+  std::string_view strip_bom(std::string_view bytes, Sink& sink);
+
   // Processes one complete line (without its terminator). Returns true when it
-  // dispatched an event into event_.
+  // completed an event in event_ that must be handed to the sink.
   bool process_line(std::string_view line);
-  bool dispatch_ready();
+  // Resets the per-event buffers after a dispatch (keeps their capacity).
+  void finish_dispatch();
+  // Whether a line of `line_bytes` on top of the buffered data breaks the limit.
+  bool over_limit(std::size_t line_bytes) const {
+    return line_bytes + event_.data.size() > max_event_bytes_;
+  }
 
   std::size_t max_event_bytes_;
-  std::string line_;        // bytes of the current, unterminated line
-  bool last_was_cr_ = false;  // a CR ended the previous line: skip a following LF
+  std::string line_;          // bytes of the current, unterminated line
+  bool last_was_cr_ = false;  // a CR ended the previous feed: skip a leading LF
   bool bom_checked_ = false;
-  std::string bom_pending_;
-  Event event_;
-  bool data_seen_ = false;  // a data field was seen in the current event
-  std::string last_id_;
+  std::uint8_t bom_matched_ = 0;  // BOM bytes seen so far while !bom_checked_
+  Event event_;                   // event_.id doubles as the sticky last-id buffer
+  bool fields_pending_ = false;   // a field line was seen since the last blank line
   std::uint64_t comments_ = 0;
   Status status_ = Status::ok;
 };

@@ -1,0 +1,178 @@
+// Implementation of the small JSON value tree (util/json.hpp): member access,
+// deep merge and a compact RFC 8259 writer. Used to build request bodies and
+// raw probe rows, so output must be byte-stable and always valid JSON.
+#include "util/json.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <iterator>
+#include <stdexcept>
+#include <type_traits>
+#include <utility>
+
+namespace lse::json {
+
+const Value* Value::find(std::string_view key) const {
+  if (!is_object()) return nullptr;
+  for (const auto& [k, val] : object()) {
+    if (k == key) return &val;
+  }
+  return nullptr;
+}
+
+Value* Value::find(std::string_view key) {
+  return const_cast<Value*>(std::as_const(*this).find(key));
+}
+
+void Value::set(std::string key, Value value) {
+  // A null value becomes an empty object so callers can build trees from a
+  // default-constructed Value; any other non-object is a programming error.
+  if (std::holds_alternative<std::nullptr_t>(v)) v = Object{};
+  if (!is_object()) throw std::logic_error("json::Value::set on a non-object");
+  if (Value* existing = find(key)) {
+    *existing = std::move(value);  // in place: key order is part of the output
+    return;
+  }
+  object().emplace_back(std::move(key), std::move(value));
+}
+
+bool Value::erase(std::string_view key) {
+  if (!is_object()) return false;
+  auto& obj = object();
+  for (auto it = obj.begin(); it != obj.end(); ++it) {
+    if (it->first == key) {
+      obj.erase(it);
+      return true;
+    }
+  }
+  return false;
+}
+
+void merge(Value& base, const Value& overlay) {
+  if (&base == &overlay) return;  // merging a value into itself changes nothing
+  if (base.is_object() && overlay.is_object()) {
+    for (const auto& [key, val] : overlay.object()) {
+      Value* existing = base.find(key);
+      if (existing != nullptr) {
+        merge(*existing, val);
+      } else {
+        base.object().emplace_back(key, val);
+      }
+    }
+    return;
+  }
+  base = overlay;
+}
+
+void append_quoted(std::string& out, std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out.push_back('"');
+  // Copy runs of bytes that need no escaping in one append; string values in
+  // rows (prompts, model names) are mostly plain.
+  std::size_t run = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const char* esc = nullptr;
+    switch (c) {
+      case '"':
+        esc = "\\\"";
+        break;
+      case '\\':
+        esc = "\\\\";
+        break;
+      case '\b':
+        esc = "\\b";
+        break;
+      case '\f':
+        esc = "\\f";
+        break;
+      case '\n':
+        esc = "\\n";
+        break;
+      case '\r':
+        esc = "\\r";
+        break;
+      case '\t':
+        esc = "\\t";
+        break;
+      default:
+        if (c >= 0x20) continue;
+    }
+    out.append(s.data() + run, i - run);
+    run = i + 1;
+    if (esc != nullptr) {
+      out.append(esc);
+    } else {
+      const char u[] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 0xF]};
+      out.append(u, sizeof u);
+    }
+  }
+  out.append(s.data() + run, s.size() - run);
+  out.push_back('"');
+}
+
+namespace {
+
+void append_double(std::string& out, double d) {
+  // JSON has no NaN/Infinity; null is the conventional stand-in.
+  if (!std::isfinite(d)) {
+    out.append("null");
+    return;
+  }
+  const std::size_t start = out.size();
+  fmt::format_to(std::back_inserter(out), "{}", d);  // shortest round-trip
+  // Keep integral doubles recognisable as floating point ("1.0", not "1") so a
+  // row read back keeps its type.
+  if (out.find_first_of(".eE", start) == std::string::npos) out.append(".0");
+}
+
+}  // namespace
+
+void dump_to(std::string& out, const Value& value) {
+  std::visit(
+      [&out](const auto& x) {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, std::nullptr_t>) {
+          out.append("null");
+        } else if constexpr (std::is_same_v<T, bool>) {
+          out.append(x ? "true" : "false");
+        } else if constexpr (std::is_same_v<T, std::int64_t>) {
+          fmt::format_to(std::back_inserter(out), "{}", x);
+        } else if constexpr (std::is_same_v<T, double>) {
+          append_double(out, x);
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          append_quoted(out, x);
+        } else if constexpr (std::is_same_v<T, Array>) {
+          out.push_back('[');
+          bool first = true;
+          for (const auto& e : x) {
+            if (!first) out.push_back(',');
+            first = false;
+            dump_to(out, e);
+          }
+          out.push_back(']');
+        } else {
+          static_assert(std::is_same_v<T, Object>);
+          out.push_back('{');
+          bool first = true;
+          for (const auto& [k, e] : x) {
+            if (!first) out.push_back(',');
+            first = false;
+            append_quoted(out, k);
+            out.push_back(':');
+            dump_to(out, e);
+          }
+          out.push_back('}');
+        }
+      },
+      value.v);
+}
+
+std::string dump(const Value& value) {
+  std::string out;
+  dump_to(out, value);
+  return out;
+}
+
+}  // namespace lse::json
