@@ -28,6 +28,11 @@ sys.path.insert(0, os.path.join(ROOT, 'scripts'))
 import live_view  # noqa: E402  (metrics text parser and histogram_quantile)
 
 
+def read_text(path):
+    with open(path) as f:
+        return f.read()
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(('127.0.0.1', 0))
@@ -52,6 +57,8 @@ def http_get(url, timeout=5, headers=None):
             return r.status, r.read().decode('utf-8', 'replace')
     except urllib.error.HTTPError as e:
         return e.code, e.read().decode('utf-8', 'replace')
+    except (urllib.error.URLError, ConnectionError, TimeoutError) as e:
+        return 0, str(e)
 
 
 def http_post(url, body=b'', timeout=10):
@@ -110,9 +117,9 @@ class Upstream:
             self.pki = make_pki(self.workdir)
             args += ['--tls-cert', self.pki['server_cert'], '--tls-key', self.pki['server_key']]
         self.proc = Proc(args, os.path.join(self.workdir, f'{self.name}.log'))
-        wait_for(lambda: os.path.exists(port_file) and open(port_file).read().strip(), 10,
+        wait_for(lambda: os.path.exists(port_file) and read_text(port_file).strip(), 10,
                  what='upstream port file')
-        self.port = int(open(port_file).read().strip())
+        self.port = int(read_text(port_file).strip())
         scheme = 'https' if self.tls else 'http'
         self.base = f'{scheme}://127.0.0.1:{self.port}'
         return self

@@ -1,0 +1,77 @@
+"""`run` diagnoses each of the four shapes of DESIGN §7 (and a healthy stream
+as none) against scripted streams: one run, one target per case, each target
+diagnosed on its own rows.
+
+  healthy    steady 20 ms gaps, 300 ms TTFT                    -> none
+  queue      1.3 s TTFT, tight 15 ms gaps                       -> queue
+  transport  bursts of 8 events per write and planted stalls    -> transport
+  nginx-gzip a real nginx with gzip on in front of a steady
+             stream: the answer arrives in one burst            -> transport
+  long       180 chunks, flat 10 ms gaps, 1.9 s per answer      -> long answer
+  spread     a front that holds every 4th request 1.2 s         -> shared capacity
+
+The thresholds are the documented defaults except queue_ttft_seconds (1s) and
+long_answer_duration_seconds (1.5s), lowered in the config's `diagnosis:` so the
+test stays short; min_probes is the default (5) with 10 runs per case. With 10 runs the
+nearest-rank p95 is the slowest run, so the healthy case has a TTFT (300 ms)
+that a scheduling hiccup cannot double.
+"""
+import json
+import unittest
+
+from harness import Nginx, TempDir, Upstream
+from run_helpers import HoldingFront, held_shapes, run_cli, run_config, series
+
+
+class FourShapes(unittest.TestCase):
+    def test_each_shape_diagnosed_and_healthy_is_none(self):
+        with TempDir() as tmp, Upstream(tmp) as up, \
+                Nginx(tmp, up.base, {'gz': ['proxy_buffering on', 'gzip on', 'gzip_types text/event-stream',
+                                            'gzip_min_length 0']}) as ng, \
+                HoldingFront(up.port, every=4, hold_ms=1200) as front:
+            cases = {
+                'healthy': ({'url': up.url('ttft=300,gap=20,jitter=3,chunks=20')}, []),
+                'queue': ({'url': up.url('ttft=1300,gap=15,chunks=12')}, ['queue']),
+                'transport': ({'url': up.url('ttft=80,gap=15,chunks=48,per_write=8,stall=16:400;32:400')},
+                              ['transport']),
+                'nginx-gzip': ({'url': ng.url('gz', 'ttft=80,gap=15,chunks=40'),
+                                'extra': ['accept_encoding: [gzip]']}, ['transport']),
+                'long': ({'url': up.url('ttft=50,gap=10,jitter=2,chunks=180')}, ['long_answer']),
+                'spread': ({'url': front.url('ttft=60,gap=15,chunks=20')}, ['shared_capacity']),
+            }
+            targets = [dict(name=name, **spec) for name, (spec, _) in cases.items()]
+            cfg = run_config(tmp, targets, extra='diagnosis:\n  queue_ttft_seconds: 1s\n'
+                                                 '  long_answer_duration_seconds: 1500ms\n')
+            p = run_cli(['run', '--config', cfg, '--runs', '10', '--warmup', '1', '--concurrency', '3',
+                         '--seed', '11', '--out', f'{tmp}/rows.jsonl', '--format', 'json'])
+            self.assertEqual(p.returncode, 0, p.stderr[-3000:])
+            summary = json.loads(p.stdout)
+            for name, (_, expected) in cases.items():
+                s = series(summary, name)
+                why = {v['shape']: v['why'] for v in s['diagnosis']}
+                with self.subTest(case=name):
+                    self.assertEqual(s['ok'], 10, s)
+                    self.assertEqual(held_shapes(s), sorted(expected), json.dumps(why, indent=1))
+                    self.assertEqual(s['shapes'], ', '.join(sorted(expected)).replace('_', ' ') or 'none')
+
+            # The numbers behind the verdicts are the scripted ones.
+            q = {v['shape']: v['numbers'] for v in series(summary, 'queue')['diagnosis']}['queue']
+            self.assertAlmostEqual(q['ttft_p50_seconds'], 1.3, delta=0.02)
+            sp = {v['shape']: v['numbers'] for v in series(summary, 'spread')['diagnosis']}['shared_capacity']
+            self.assertGreaterEqual(sp['ttft_p95_seconds'], 1.2)
+            self.assertLess(sp['ttft_p50_seconds'], 0.5)
+            self.assertEqual(front.held, [3, 7])  # of 11 requests: 1 warmup + 10 runs
+
+            # The table format says the same in words.
+            small = run_config(tmp, [t for t in targets if t['name'] in ('healthy', 'queue')], name='small.yaml',
+                               extra='diagnosis:\n  queue_ttft_seconds: 1s\n')
+            p = run_cli(['run', '--config', small, '--runs', '5', '--warmup', '0', '--concurrency', '2',
+                         '--seed', '11', '--out', f'{tmp}/rows2.jsonl'])
+            self.assertEqual(p.returncode, 0, p.stderr[-3000:])
+            self.assertIn('diagnosis: queue', p.stdout)
+            self.assertIn('[x] queue', p.stdout)
+            self.assertIn('diagnosis: none', p.stdout)
+
+
+if __name__ == '__main__':
+    unittest.main()
