@@ -7,6 +7,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -16,7 +17,8 @@ namespace lse::config {
 
 using Duration = std::chrono::nanoseconds;
 
-// A config error, always with a place: "file:line:col: message".
+// A config error, always with a place: what() is "file:line:col: message"
+// (1-based), or "file: message" when line is 0 (the file itself is unreadable).
 class ConfigError : public std::runtime_error {
  public:
   ConfigError(std::string file, int line, int col, std::string message);
@@ -146,7 +148,16 @@ Config parse(const std::string& yaml_text, const std::string& file_name,
 // Parses "250ms", "1.5s", "2m", "1h", "500us" (Prometheus-style, plus fractions).
 std::optional<Duration> parse_duration(const std::string& text);
 
+// Formats a duration in the form parse_duration reads back: "250ms", "1.5s",
+// "1m30s", "0s" (used by dump_redacted and log lines).
+std::string format_duration(Duration d);
+
 // YAML dump of the effective config with every secret replaced by "<secret>".
+// Headers whose names look sensitive (is_sensitive_header) are redacted too.
 std::string dump_redacted(const Config& config);
+
+// True for header names that usually carry credentials (Authorization,
+// X-Api-Key, *token*, *secret*, Cookie, ...): their values are never shown.
+bool is_sensitive_header(std::string_view name);
 
 }  // namespace lse::config

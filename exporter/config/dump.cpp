@@ -1,0 +1,271 @@
+// dump_redacted: the effective config (defaults applied, paths resolved) as
+// YAML for `/config` and `check-config`. Secrets are resolved at load time, so
+// this is the one place that could leak them: every Secret and every header
+// that looks like a credential is written as "<secret>".
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+
+#include "config/config.hpp"
+
+namespace lse::config {
+namespace {
+
+constexpr const char* kRedacted = "<secret>";
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// Strings a YAML reader would type as something else must be quoted, or the
+// dump would not read back as what it shows ("true", "1.5", "null", "0x1f").
+bool needs_quotes(std::string_view s) {
+  if (s.empty()) return true;
+  static constexpr std::string_view kWords[] = {"true", "false", "yes", "no",   "on",
+                                                "off",  "y",     "n",   "null", "~"};
+  std::string l = lower(s);
+  if (std::find(std::begin(kWords), std::end(kWords), l) != std::end(kWords)) return true;
+  char c = s.front();
+  if (std::isdigit(static_cast<unsigned char>(c))) return true;
+  if ((c == '-' || c == '+' || c == '.') && s.size() > 1) {
+    char d = s[1];
+    return std::isdigit(static_cast<unsigned char>(d)) || d == '.' || d == 'i' || d == 'I' ||
+           d == 'n' || d == 'N';
+  }
+  return false;
+}
+
+void emit_string(YAML::Emitter& out, const std::string& s) {
+  // Multi-line text (prompts) is double-quoted with \n escapes: yaml-cpp's
+  // literal style cannot say "no trailing newline", so it would not read back.
+  if (s.find('\n') != std::string::npos || needs_quotes(s)) {
+    out << YAML::DoubleQuoted << s;
+  } else {
+    out << s;
+  }
+}
+
+void emit_number(YAML::Emitter& out, double d) {
+  // Shortest round-trip form (yaml-cpp's own prints 0.005 as 0.0050000000000000001).
+  std::string s = fmt::format("{}", d);
+  out << s;
+}
+
+void emit_float(YAML::Emitter& out, double d) {
+  std::string s = fmt::format("{}", d);
+  if (s.find_first_of(".eEn") == std::string::npos) s += ".0";  // stays a float when read back
+  out << s;
+}
+
+void emit_key(YAML::Emitter& out, const std::string& key) {
+  out << YAML::Key;
+  emit_string(out, key);
+  out << YAML::Value;
+}
+
+void emit_duration(YAML::Emitter& out, const char* key, Duration d) {
+  out << YAML::Key << key << YAML::Value << format_duration(d);
+}
+
+void emit_json(YAML::Emitter& out, const json::Value& v) {
+  std::visit(
+      [&](const auto& x) {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, std::nullptr_t>) {
+          out << YAML::Null;
+        } else if constexpr (std::is_same_v<T, bool>) {
+          out << x;
+        } else if constexpr (std::is_same_v<T, std::int64_t>) {
+          out << x;
+        } else if constexpr (std::is_same_v<T, double>) {
+          emit_float(out, x);
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          emit_string(out, x);
+        } else if constexpr (std::is_same_v<T, json::Array>) {
+          out << YAML::BeginSeq;
+          for (const auto& e : x) emit_json(out, e);
+          out << YAML::EndSeq;
+        } else {
+          out << YAML::BeginMap;
+          for (const auto& [k, e] : x) {
+            emit_key(out, k);
+            emit_json(out, e);
+          }
+          out << YAML::EndMap;
+        }
+      },
+      v.v);
+}
+
+void emit_list(YAML::Emitter& out, const std::vector<std::string>& words) {
+  out << YAML::Flow << YAML::BeginSeq;
+  for (const auto& w : words) emit_string(out, w);
+  out << YAML::EndSeq;
+}
+
+void emit_bounds(YAML::Emitter& out, const char* key, const std::vector<double>& bounds) {
+  out << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginSeq;
+  for (double b : bounds) emit_number(out, b);
+  out << YAML::EndSeq;
+}
+
+void emit_target(YAML::Emitter& out, const Target& t) {
+  out << YAML::BeginMap;
+  emit_key(out, "name");
+  emit_string(out, t.name);
+  emit_key(out, "url");
+  emit_string(out, t.url);
+  out << YAML::Key << "api" << YAML::Value << t.api;
+  emit_key(out, "model");
+  emit_string(out, t.model);
+  emit_duration(out, "interval", t.interval);
+  out << YAML::Key << "jitter" << YAML::Value;
+  emit_number(out, t.jitter);
+  out << YAML::Key << "timeout" << YAML::Value << YAML::Flow << YAML::BeginMap;
+  emit_duration(out, "first_token", t.timeout.first_token);
+  emit_duration(out, "idle", t.timeout.idle);
+  emit_duration(out, "total", t.timeout.total);
+  out << YAML::EndMap;
+  emit_duration(out, "stall_threshold", t.stall_threshold);
+  out << YAML::Key << "warmup" << YAML::Value << t.warmup;
+  out << YAML::Key << "max_tokens" << YAML::Value << t.max_tokens;
+  out << YAML::Key << "temperature" << YAML::Value;
+  emit_number(out, t.temperature);
+  std::vector<std::string> count;
+  if (t.count.content) count.push_back("content");
+  if (t.count.reasoning) count.push_back("reasoning");
+  if (t.count.tool_calls) count.push_back("tool_calls");
+  out << YAML::Key << "count" << YAML::Value;
+  emit_list(out, count);
+  if (t.auth.kind != Auth::Kind::none) {
+    out << YAML::Key << "auth" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "kind" << YAML::Value
+        << (t.auth.kind == Auth::Kind::bearer ? "bearer" : "header");
+    emit_key(out, "header");
+    emit_string(out, t.auth.header_name);
+    emit_key(out, "source");
+    emit_string(out, t.auth.secret.source);
+    out << YAML::Key << "value" << YAML::Value << kRedacted;
+    out << YAML::EndMap;
+  }
+  if (!t.headers.empty()) {
+    out << YAML::Key << "headers" << YAML::Value << YAML::BeginMap;
+    for (const auto& [name, value] : t.headers) {
+      emit_key(out, name);
+      if (is_sensitive_header(name)) {
+        out << kRedacted;
+      } else {
+        emit_string(out, value);
+      }
+    }
+    out << YAML::EndMap;
+  }
+  out << YAML::Key << "accept_encoding" << YAML::Value;
+  emit_list(out,
+            t.accept_encoding.empty() ? std::vector<std::string>{"identity"} : t.accept_encoding);
+  if (!t.client.empty()) out << YAML::Key << "client" << YAML::Value << t.client;
+  out << YAML::Key << "prompts" << YAML::Value;
+  emit_list(out, t.prompts);
+  out << YAML::Key << "tls" << YAML::Value << YAML::BeginMap;
+  for (auto [key, value] :
+       {std::pair{"ca_file", &t.tls.ca_file}, std::pair{"cert_file", &t.tls.cert_file},
+        std::pair{"key_file", &t.tls.key_file}, std::pair{"server_name", &t.tls.server_name}}) {
+    if (value->empty()) continue;
+    emit_key(out, key);
+    emit_string(out, *value);
+  }
+  out << YAML::Key << "insecure_skip_verify" << YAML::Value << t.tls.insecure_skip_verify;
+  out << YAML::EndMap;
+  if (!t.proxy_url.empty()) {
+    emit_key(out, "proxy_url");
+    emit_string(out, t.proxy_url);
+  }
+  out << YAML::Key << "proxy_from_environment" << YAML::Value << t.proxy_from_environment;
+  out << YAML::Key << "include_usage" << YAML::Value << t.include_usage;
+  out << YAML::Key << "max_event_bytes" << YAML::Value
+      << static_cast<std::uint64_t>(t.max_event_bytes);
+  if (t.body.is_object()) {
+    out << YAML::Key << "body" << YAML::Value;
+    emit_json(out, t.body);
+  }
+  out << YAML::EndMap;
+}
+
+}  // namespace
+
+bool is_sensitive_header(std::string_view name) {
+  static constexpr std::string_view kHints[] = {
+      "auth", "key", "token", "secret", "password", "cookie", "session", "credential", "signature"};
+  std::string l = lower(name);
+  return std::any_of(std::begin(kHints), std::end(kHints),
+                     [&](std::string_view h) { return l.find(h) != std::string::npos; });
+}
+
+std::string dump_redacted(const Config& config) {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  emit_key(out, "listen");
+  emit_string(out, config.listen);
+
+  out << YAML::Key << "prompts" << YAML::Value << YAML::BeginMap;
+  for (const auto& [name, p] : config.prompts) {
+    emit_key(out, name);
+    out << YAML::BeginMap;
+    emit_key(out, "source");
+    emit_string(out, p.source);
+    emit_key(out, "text");
+    emit_string(out, p.text);
+    out << YAML::EndMap;
+  }
+  out << YAML::EndMap;
+
+  out << YAML::Key << "targets" << YAML::Value << YAML::BeginSeq;
+  for (const auto& t : config.targets) emit_target(out, t);
+  out << YAML::EndSeq;
+
+  out << YAML::Key << "buckets" << YAML::Value << YAML::BeginMap;
+  emit_bounds(out, "gap", config.buckets.gap);
+  emit_bounds(out, "ttft", config.buckets.ttft);
+  emit_bounds(out, "duration", config.buckets.duration);
+  emit_bounds(out, "tail", config.buckets.tail);
+  emit_bounds(out, "phase", config.buckets.phase);
+  emit_bounds(out, "tokens_per_second", config.buckets.tokens_per_second);
+  out << YAML::EndMap;
+
+  out << YAML::Key << "rows" << YAML::Value << YAML::BeginMap;
+  if (!config.rows.path.empty()) {
+    emit_key(out, "path");
+    emit_string(out, config.rows.path);
+  }
+  out << YAML::Key << "max_size" << YAML::Value << config.rows.max_size;
+  out << YAML::Key << "keep" << YAML::Value << config.rows.keep;
+  out << YAML::Key << "ring" << YAML::Value << static_cast<std::uint64_t>(config.rows.ring);
+  out << YAML::EndMap;
+
+  const auto& d = config.diagnosis;
+  auto seconds = [](double s) {
+    return format_duration(std::chrono::round<Duration>(std::chrono::duration<double>(s)));
+  };
+  out << YAML::Key << "diagnosis" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "queue_ttft_seconds" << YAML::Value << seconds(d.queue_ttft_seconds);
+  out << YAML::Key << "queue_gap_p95_seconds" << YAML::Value << seconds(d.queue_gap_p95_seconds);
+  out << YAML::Key << "transport_gap_ratio" << YAML::Value;
+  emit_number(out, d.transport_gap_ratio);
+  out << YAML::Key << "transport_min_stall_ratio" << YAML::Value;
+  emit_number(out, d.transport_min_stall_ratio);
+  out << YAML::Key << "long_answer_duration_seconds" << YAML::Value
+      << seconds(d.long_answer_duration_seconds);
+  out << YAML::Key << "spread_ratio" << YAML::Value;
+  emit_number(out, d.spread_ratio);
+  out << YAML::Key << "min_probes" << YAML::Value << d.min_probes;
+  out << YAML::EndMap;
+
+  out << YAML::EndMap;
+  return std::string(out.c_str()) + "\n";
+}
+
+}  // namespace lse::config

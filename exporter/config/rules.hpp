@@ -1,0 +1,46 @@
+// Internal to the config module: the value rules of DESIGN §4 as pure
+// functions on strings, with no YAML and no positions. The section parsers
+// call them and attach the file:line:col; tests can call them directly.
+#pragma once
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace lse::config::detail {
+
+// A normalised value or the reason it is not acceptable (never both).
+struct Checked {
+  std::string value;
+  std::string error;
+  bool ok() const { return error.empty(); }
+};
+
+// Target and prompt names become label values: [A-Za-z0-9_.-]+.
+std::optional<std::string> check_name(std::string_view kind, std::string_view name);
+
+// http(s)://host[:port][/path], no credentials, query or fragment; the
+// trailing slash is dropped so adapters can append "/chat/completions".
+Checked normalize_target_url(std::string_view url);
+
+// http://host[:port] only (we speak HTTP CONNECT to the proxy in clear).
+Checked normalize_proxy_url(std::string_view url);
+
+// ":9687", "127.0.0.1:9687", "[::1]:9687", "localhost:0".
+std::optional<std::string> check_listen(std::string_view listen);
+
+// openai-chat and openai-completions are built; the other DESIGN dialects are
+// named with a clearer message than "unknown".
+std::optional<std::string> check_api(std::string_view api);
+
+// RFC 9110 token characters.
+std::optional<std::string> check_header_name(std::string_view name);
+// CR/LF/NUL would let a value inject headers; the value is never echoed
+// because header values are often credentials.
+std::optional<std::string> check_header_value(std::string_view name, std::string_view value);
+
+// POSIX environment variable names.
+std::optional<std::string> check_env_name(std::string_view name);
+
+bool iequals(std::string_view a, std::string_view b);
+
+}  // namespace lse::config::detail

@@ -1,0 +1,382 @@
+// `defaults:` and `targets:` (DESIGN §4). Every key of `defaults` is a
+// "setting" a target may override; a target is a copy of the defaults with its
+// own settings applied on top, so inheritance is one assignment per key.
+// Merging, not replacing, happens where a partial override is the natural
+// reading: timeout and tls merge field by field, headers merge by name.
+// Cross-field rules (first_token <= total, cert+key) are checked in the scope
+// that sets them, against the merged values, so the error points at the line
+// that made the combination invalid.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <limits>
+
+#include "config/body.hpp"
+#include "config/rules.hpp"
+#include "config/sections.hpp"
+
+namespace lse::config::detail {
+namespace {
+
+const std::vector<std::string_view> kSettingKeys = {
+    "interval",   "jitter",        "timeout",         "stall_threshold",        "warmup",
+    "max_tokens", "temperature",   "count",           "accept_encoding",        "client",
+    "headers",    "include_usage", "max_event_bytes", "proxy_from_environment", "tls"};
+
+const std::vector<std::string_view> kTargetOnlyKeys = {"name", "url",     "api",       "model",
+                                                       "auth", "prompts", "proxy_url", "body"};
+
+std::vector<std::string_view> target_keys() {
+  std::vector<std::string_view> keys = kTargetOnlyKeys;
+  keys.insert(keys.end(), kSettingKeys.begin(), kSettingKeys.end());
+  return keys;
+}
+
+std::string join(const std::vector<std::string_view>& words) {
+  std::string out;
+  for (auto w : words) out += (out.empty() ? "" : ", ") + std::string(w);
+  return out;
+}
+
+Duration positive_duration(const Reader& r, const Item& item) {
+  Duration d = r.duration(item);
+  if (d <= Duration::zero()) r.fail(item, fmt::format("must be > 0, got {}", format_duration(d)));
+  return d;
+}
+
+double number_in(const Reader& r, const Item& item, double lo, double hi) {
+  double v = r.number(item);
+  if (v < lo || v > hi) r.fail(item, fmt::format("must be between {} and {}, got {}", lo, hi, v));
+  return v;
+}
+
+int int_at_least(const Reader& r, const Item& item, std::int64_t min) {
+  std::int64_t v = r.integer(item);
+  if (v < min) r.fail(item, fmt::format("must be >= {}, got {}", min, v));
+  if (v > std::numeric_limits<int>::max()) r.fail(item, fmt::format("is too large: {}", v));
+  return static_cast<int>(v);
+}
+
+// A list of distinct words from `allowed`.
+std::vector<std::string> word_list(const Reader& r, const Item& item,
+                                   const std::vector<std::string_view>& allowed) {
+  std::vector<std::string> out;
+  for (const Item& element : r.list(item)) {
+    std::string word = r.string(element);
+    if (std::find(allowed.begin(), allowed.end(), word) == allowed.end()) {
+      r.fail(element, fmt::format("unknown value '{}' (allowed: {})", word, join(allowed)));
+    }
+    if (std::find(out.begin(), out.end(), word) != out.end()) {
+      r.fail(element, fmt::format("'{}' is listed twice", word));
+    }
+    out.push_back(word);
+  }
+  return out;
+}
+
+void apply_timeout(const Reader& r, Target& t, const Item& item) {
+  Fields f(r, item, item.name, {"first_token", "idle", "total"}, item.name + ".");
+  for (const auto& e : f.entries()) {
+    Duration d = positive_duration(r, e.value);
+    if (e.key == "first_token") t.timeout.first_token = d;
+    if (e.key == "idle") t.timeout.idle = d;
+    if (e.key == "total") t.timeout.total = d;
+  }
+  // The total budget bounds the others; blame the key this scope set.
+  auto check = [&](std::string_view part, Duration value) {
+    if (value <= t.timeout.total) return;
+    if (auto own = f.get(part)) {
+      r.fail(*own, fmt::format("{} must not exceed {}.total ({})", format_duration(value),
+                               item.name, format_duration(t.timeout.total)));
+    }
+    r.fail(*f.get("total"),
+           fmt::format("{} must not be shorter than {}.{} ({})", format_duration(t.timeout.total),
+                       item.name, part, format_duration(value)));
+  };
+  check("first_token", t.timeout.first_token);
+  check("idle", t.timeout.idle);
+}
+
+std::string existing_file(const Reader& r, const Item& item) {
+  std::string path = r.resolve(r.nonempty_string(item));
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    r.fail(item, fmt::format("file '{}' does not exist or is not a regular file", path));
+  }
+  return path;
+}
+
+void apply_tls(const Reader& r, Target& t, const Item& item) {
+  Fields f(r, item, item.name,
+           {"ca_file", "cert_file", "key_file", "server_name", "insecure_skip_verify"},
+           item.name + ".");
+  for (const auto& e : f.entries()) {
+    if (e.key == "ca_file") t.tls.ca_file = existing_file(r, e.value);
+    if (e.key == "cert_file") t.tls.cert_file = existing_file(r, e.value);
+    if (e.key == "key_file") t.tls.key_file = existing_file(r, e.value);
+    if (e.key == "server_name") t.tls.server_name = r.nonempty_string(e.value);
+    if (e.key == "insecure_skip_verify") t.tls.insecure_skip_verify = r.boolean(e.value);
+  }
+  if (t.tls.cert_file.empty() != t.tls.key_file.empty()) {
+    r.fail(item, "cert_file and key_file must be set together (client certificate and its key)");
+  }
+}
+
+void apply_headers(const Reader& r, Target& t, const Item& item) {
+  r.require_mapping(item);
+  std::vector<std::string> seen;
+  for (const auto& kv : item.node) {
+    std::string name = kv.first.Scalar();
+    if (auto err = check_header_name(name)) r.fail(kv.first.Mark(), *err);
+    for (const auto& s : seen) {
+      if (iequals(s, name))
+        r.fail(kv.first.Mark(), fmt::format("header '{}' repeats '{}'", name, s));
+    }
+    seen.push_back(name);
+    Item value{kv.second, kv.second.IsNull() ? kv.first.Mark() : kv.second.Mark(),
+               item.name + "." + name};
+    std::string text = r.string(value);
+    if (auto err = check_header_value(name, text)) r.fail(value, *err);
+    auto same = std::find_if(t.headers.begin(), t.headers.end(),
+                             [&](const auto& h) { return iequals(h.first, name); });
+    if (same != t.headers.end()) {
+      *same = {name, text};  // a target's header replaces the default of that name
+    } else {
+      t.headers.emplace_back(name, text);
+    }
+  }
+}
+
+// One `defaults:` key, also overridable per target. Returns false for keys
+// that are not settings.
+bool apply_setting(const Reader& r, Target& t, const std::string& key, const Item& v) {
+  if (key == "interval") {
+    t.interval = positive_duration(r, v);
+  } else if (key == "jitter") {
+    t.jitter = number_in(r, v, 0, 0.5);
+  } else if (key == "timeout") {
+    apply_timeout(r, t, v);
+  } else if (key == "stall_threshold") {
+    t.stall_threshold = positive_duration(r, v);
+  } else if (key == "warmup") {
+    t.warmup = int_at_least(r, v, 0);
+  } else if (key == "max_tokens") {
+    t.max_tokens = int_at_least(r, v, 1);
+  } else if (key == "temperature") {
+    t.temperature = number_in(r, v, 0, 2);
+  } else if (key == "count") {
+    auto words = word_list(r, v, {"content", "reasoning", "tool_calls"});
+    if (words.empty()) r.fail(v, "must name at least one of content, reasoning, tool_calls");
+    t.count = CountSet{false, false, false};
+    for (const auto& w : words) {
+      if (w == "content") t.count.content = true;
+      if (w == "reasoning") t.count.reasoning = true;
+      if (w == "tool_calls") t.count.tool_calls = true;
+    }
+  } else if (key == "accept_encoding") {
+    t.accept_encoding = word_list(r, v, {"gzip", "deflate", "br", "identity"});
+  } else if (key == "client") {
+    std::string client = r.string(v);
+    if (client != "browser")
+      r.fail(v, fmt::format("unknown client '{}' (allowed: browser)", client));
+    t.client = client;
+  } else if (key == "headers") {
+    apply_headers(r, t, v);
+  } else if (key == "include_usage") {
+    t.include_usage = r.boolean(v);
+  } else if (key == "max_event_bytes") {
+    std::uint64_t n = r.byte_size(v);
+    if (n == 0) r.fail(v, "must be > 0");
+    t.max_event_bytes = static_cast<std::size_t>(n);
+  } else if (key == "proxy_from_environment") {
+    t.proxy_from_environment = r.boolean(v);
+  } else if (key == "tls") {
+    apply_tls(r, t, v);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// The secret's value never appears in a message, only where it came from.
+std::string secret_from_file(const Reader& r, const Item& item) {
+  auto [path, content] = r.read_file(item);
+  std::string value = trim_trailing_newlines(std::move(content));
+  if (value.empty()) r.fail(item, fmt::format("secret file '{}' is empty", path));
+  if (value.find_first_of(std::string_view("\r\n\0", 3)) != std::string::npos) {
+    r.fail(item, fmt::format("secret file '{}' must hold a single line", path));
+  }
+  return value;
+}
+
+std::string secret_from_env(const Reader& r, const Item& item) {
+  std::string name = r.nonempty_string(item);
+  if (auto err = check_env_name(name)) r.fail(item, *err);
+  const char* value = std::getenv(name.c_str());
+  if (value == nullptr) r.fail(item, fmt::format("environment variable {} is not set", name));
+  std::string s = value;
+  if (s.empty()) r.fail(item, fmt::format("environment variable {} is empty", name));
+  if (s.find_first_of("\r\n") != std::string::npos) {
+    r.fail(item, fmt::format("environment variable {} must hold a single line", name));
+  }
+  return s;
+}
+
+Auth parse_auth(const Reader& r, const Item& item) {
+  Fields f(r, item, "auth", {"bearer_token_file", "bearer_token_env", "header", "file", "env"},
+           "auth.");
+  const Fields::Entry* source = nullptr;
+  for (const auto& e : f.entries()) {
+    if (e.key == "header") continue;
+    if (source != nullptr) {
+      r.fail(e.key_mark, fmt::format("auth takes exactly one secret source, got both {} and {}",
+                                     source->key, e.key));
+    }
+    source = &e;
+  }
+  auto header = f.get("header");
+  if (source == nullptr) {
+    r.fail(
+        item.mark,
+        header
+            ? "auth.header needs file or env (where the header value comes from)"
+            : "auth needs one of bearer_token_file, bearer_token_env, or header with file or env");
+  }
+  bool bearer = source->key.rfind("bearer_token_", 0) == 0;
+  if (bearer && header) {
+    r.fail(
+        header->mark,
+        "auth.header cannot be combined with bearer_token_file/bearer_token_env; use file or env");
+  }
+  if (!bearer && !header) {
+    r.fail(source->key_mark, fmt::format("auth.{} needs auth.header (the header to send it in); "
+                                         "for a bearer token use bearer_token_{}",
+                                         source->key, source->key));
+  }
+  Auth auth;
+  bool from_file = source->key == "bearer_token_file" || source->key == "file";
+  if (from_file) {
+    auth.secret.value = secret_from_file(r, source->value);
+    auth.secret.source = "file " + r.resolve(r.string(source->value));
+  } else {
+    auth.secret.value = secret_from_env(r, source->value);
+    auth.secret.source = "env " + r.string(source->value);
+  }
+  if (bearer) {
+    auth.kind = Auth::Kind::bearer;
+  } else {
+    auth.kind = Auth::Kind::header;
+    auth.header_name = r.nonempty_string(*header);
+    if (auto err = check_header_name(auth.header_name)) r.fail(*header, *err);
+  }
+  return auth;
+}
+
+std::vector<std::string> prompt_names(const Reader& r, const Item& item,
+                                      const std::map<std::string, Prompt>& prompts) {
+  std::vector<std::string> defined;
+  for (const auto& [name, p] : prompts) defined.push_back(name);
+  std::vector<std::string_view> allowed(defined.begin(), defined.end());
+  std::vector<std::string> names;
+  for (const Item& element : r.list(item)) {
+    std::string name = r.string(element);
+    if (!prompts.count(name)) {
+      r.fail(element, fmt::format("unknown prompt '{}' (defined: {})", name, join(allowed)));
+    }
+    if (std::find(names.begin(), names.end(), name) != names.end()) {
+      r.fail(element, fmt::format("prompt '{}' is listed twice", name));
+    }
+    names.push_back(name);
+  }
+  if (names.empty()) r.fail(item, "must list at least one prompt (omit the key to use all)");
+  return names;
+}
+
+Target parse_target(const Reader& r, const Item& item, const Target& defaults,
+                    const std::map<std::string, Prompt>& prompts) {
+  Fields f(r, item, item.name, target_keys(), "");
+  Target t = defaults;
+  t.line = item.mark.line + 1;
+  // Required keys first, so a half-written target says what it lacks.
+  f.require("name");
+  f.require("url");
+  f.require("model");
+  bool has_prompts = false;
+  std::optional<Item> auth_item;
+  for (const auto& e : f.entries()) {
+    const Item& v = e.value;
+    if (apply_setting(r, t, e.key, v)) continue;
+    if (e.key == "name") {
+      t.name = r.string(v);
+      if (auto err = check_name("target", t.name)) r.fail(v, *err);
+    } else if (e.key == "url") {
+      auto url = normalize_target_url(r.string(v));
+      if (!url.ok()) r.fail(v.mark, url.error);
+      t.url = url.value;
+    } else if (e.key == "api") {
+      t.api = r.string(v);
+      if (auto err = check_api(t.api)) r.fail(v.mark, *err);
+    } else if (e.key == "model") {
+      t.model = r.nonempty_string(v);
+    } else if (e.key == "auth") {
+      t.auth = parse_auth(r, v);
+      auth_item = v;
+    } else if (e.key == "prompts") {
+      t.prompts = prompt_names(r, v, prompts);
+      has_prompts = true;
+    } else if (e.key == "proxy_url") {
+      auto url = normalize_proxy_url(r.string(v));
+      if (!url.ok()) r.fail(v.mark, url.error);
+      t.proxy_url = url.value;
+    } else if (e.key == "body") {
+      t.body = yaml_to_json_object(r, v);
+    }
+  }
+  if (!has_prompts) {
+    for (const auto& [name, p] : prompts) t.prompts.push_back(name);
+  }
+  if (auth_item) {
+    for (const auto& [name, value] : t.headers) {
+      if (iequals(name, t.auth.header_name)) {
+        r.fail(auth_item->mark,
+               fmt::format("header '{}' is set both by auth and by headers", name));
+      }
+    }
+  }
+  return t;
+}
+
+}  // namespace
+
+Target parse_defaults(const Reader& reader, const std::optional<Item>& defaults) {
+  Target t;
+  if (!defaults) return t;
+  Fields f(reader, *defaults, "defaults", kSettingKeys, "");
+  for (const auto& e : f.entries()) apply_setting(reader, t, e.key, e.value);
+  return t;
+}
+
+std::vector<Target> parse_targets(const Reader& reader, const Item& targets, const Target& defaults,
+                                  const std::map<std::string, Prompt>& prompts) {
+  std::vector<Item> items = reader.list(targets);
+  if (items.empty()) reader.fail(targets, "must list at least one target");
+  std::vector<Target> out;
+  std::map<std::string, int> first_line;
+  for (const Item& item : items) {
+    Target t = parse_target(reader, item, defaults, prompts);
+    auto [it, inserted] = first_line.emplace(t.name, t.line);
+    if (!inserted) {
+      // Blame the second target's name, where the fix goes.
+      Fields f(reader, item, item.name, target_keys(), "");
+      reader.fail(
+          f.require("name"),
+          fmt::format("duplicate target name '{}' (first defined on line {})", t.name, it->second));
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+}  // namespace lse::config::detail

@@ -1,0 +1,71 @@
+// dump_redacted: the effective config as YAML, with no secret in it.
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include "config/config.hpp"
+#include "test_support.hpp"
+
+namespace lse::config {
+namespace {
+
+class Dump : public ::testing::Test {
+ protected:
+  void SetUp() override { test::set_test_env(); }
+};
+
+TEST_F(Dump, NeverContainsSecretValues) {
+  Config c = load_file(test::valid_dir() + "/full.yaml");
+  std::string dump = dump_redacted(c);
+  for (const char* secret : {test::kEnvSecret, "sk-file-secret-7f3a9c", "xapi-file-secret-51d2",
+                             "literal-key-in-header"}) {
+    EXPECT_EQ(dump.find(secret), std::string::npos) << secret << " leaked:\n" << dump;
+  }
+  EXPECT_NE(dump.find("<secret>"), std::string::npos);
+  // Where a secret came from is not secret, and helps debugging.
+  EXPECT_NE(dump.find("env LSE_TEST_SECRET"), std::string::npos);
+}
+
+TEST_F(Dump, IsYamlOfTheEffectiveConfig) {
+  Config c = load_file(test::valid_dir() + "/full.yaml");
+  YAML::Node root = YAML::Load(dump_redacted(c));
+  EXPECT_EQ(root["listen"].as<std::string>(), "127.0.0.1:19687");
+  ASSERT_EQ(root["targets"].size(), 4u);
+  YAML::Node inherits = root["targets"][0];
+  EXPECT_EQ(inherits["name"].as<std::string>(), "inherits");
+  EXPECT_EQ(inherits["interval"].as<std::string>(), "1m30s");
+  EXPECT_EQ(inherits["timeout"]["total"].as<std::string>(), "2m");
+  EXPECT_EQ(inherits["stall_threshold"].as<std::string>(), "300ms");
+  EXPECT_EQ(inherits["auth"]["value"].as<std::string>(), "<secret>");
+  EXPECT_EQ(inherits["headers"]["X-Team"].as<std::string>(), "probes");
+
+  YAML::Node overrides = root["targets"][1];
+  // Strings that look like numbers stay strings when read back.
+  EXPECT_EQ(overrides["model"].Tag(), "!");
+  EXPECT_EQ(overrides["model"].as<std::string>(), "7");
+  EXPECT_EQ(overrides["headers"]["X-Api-Key"].as<std::string>(), "<secret>");
+  EXPECT_EQ(overrides["body"]["temperature_str"].Tag(), "!");
+  EXPECT_EQ(overrides["body"]["exp"].as<std::string>(), "1000.0");
+  EXPECT_EQ(overrides["body"]["z_first"].as<int>(), 1);
+  EXPECT_TRUE(overrides["body"]["nothing"].IsNull());
+  EXPECT_EQ(overrides["prompts"].size(), 2u);
+
+  EXPECT_EQ(root["buckets"]["gap"][1].as<std::string>(), "0.25");
+  EXPECT_EQ(root["rows"]["max_size"].as<std::uint64_t>(), 10'000'000u);
+  EXPECT_EQ(root["diagnosis"]["queue_gap_p95_seconds"].as<std::string>(), "100ms");
+  EXPECT_EQ(root["prompts"]["block"]["text"].as<std::string>(), "Line one.\nLine two.");
+}
+
+TEST(SensitiveHeader, MatchesCredentialLikeNames) {
+  for (const char* name :
+       {"Authorization", "proxy-authorization", "X-Api-Key", "api-key", "X-Auth-Token", "Cookie",
+        "X-Client-Secret", "Ocp-Apim-Subscription-Key"}) {
+    EXPECT_TRUE(is_sensitive_header(name)) << name;
+  }
+  for (const char* name :
+       {"X-Team", "Accept", "User-Agent", "X-Request-Id", "OpenAI-Organization"}) {
+    EXPECT_FALSE(is_sensitive_header(name)) << name;
+  }
+}
+
+}  // namespace
+}  // namespace lse::config
