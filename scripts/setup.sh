@@ -13,12 +13,17 @@ BUILD_PKGS=(
 TEST_PKGS=(
   python3 python3-yaml python3-jsonschema curl procps
   nginx-light prometheus
-  golang-go golang-github-masterminds-sprig-dev
+  golang-go golang-github-masterminds-sprig-dev golang-gopkg-yaml.v2-dev
   chromium
 )
 
 want=("${BUILD_PKGS[@]}")
-if [ "${1:-all}" != "build" ]; then want+=("${TEST_PKGS[@]}"); fi
+if [ "${1:-all}" != "build" ]; then
+  want+=("${TEST_PKGS[@]}")
+  # The Dockerfile linter comes from the npm registry; use the machine's
+  # Node.js when it has one, Debian's otherwise.
+  command -v npm >/dev/null 2>&1 || want+=(nodejs npm)
+fi
 
 missing=()
 for p in "${want[@]}"; do

@@ -1,0 +1,303 @@
+{{/*
+Named templates. The container and volume templates take a context with only
+.Values (this chart's values) and .Release, so another chart can include them:
+  {{- include "llm-stream-exporter.container" (dict "Values" (index .Values "llm-stream-exporter") "Release" .Release) | nindent 8 }}
+They therefore never use .Chart, .Files or .Template.
+*/}}
+
+{{- define "llm-stream-exporter.name" -}}
+{{- default "llm-stream-exporter" .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "llm-stream-exporter.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := include "llm-stream-exporter.name" . -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "llm-stream-exporter.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{- define "llm-stream-exporter.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "llm-stream-exporter.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{- define "llm-stream-exporter.labels" -}}
+helm.sh/chart: {{ include "llm-stream-exporter.chart" . }}
+{{ include "llm-stream-exporter.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: llm-stream-exporter
+{{- end -}}
+
+{{- define "llm-stream-exporter.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- default (include "llm-stream-exporter.fullname" .) .Values.serviceAccount.name -}}
+{{- else -}}
+{{- default "default" .Values.serviceAccount.name -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "llm-stream-exporter.configMapName" -}}
+{{- if .Values.existingConfigMap -}}
+{{- .Values.existingConfigMap -}}
+{{- else -}}
+{{- printf "%s-config" (include "llm-stream-exporter.fullname" .) | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The image reference: digest wins over tag; tag defaults to appVersion. */}}
+{{- define "llm-stream-exporter.image" -}}
+{{- $tag := .Values.image.tag -}}
+{{- if and (not $tag) .Chart -}}{{- $tag = .Chart.AppVersion -}}{{- end -}}
+{{- if .Values.image.digest -}}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" .Values.image.repository (required "image.tag (or image.digest) is required when another chart includes the llm-stream-exporter container" $tag) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* config.yaml: .Values.config with listen defaulted to ":<port>". */}}
+{{- define "llm-stream-exporter.configYaml" -}}
+{{- $cfg := deepCopy (.Values.config | default dict) -}}
+{{- if not (hasKey $cfg "listen") -}}
+{{- $_ := set $cfg "listen" (printf ":%v" .Values.port) -}}
+{{- end -}}
+{{- toYaml $cfg -}}
+{{- end -}}
+
+{{/* Changes whenever the rendered configuration changes: rolls the pods. */}}
+{{- define "llm-stream-exporter.configChecksum" -}}
+{{- $parts := list (include "llm-stream-exporter.configYaml" .) (toYaml (.Values.promptFiles | default dict)) .Values.existingConfigMap -}}
+{{- join "\n---\n" $parts | sha256sum -}}
+{{- end -}}
+
+{{/*
+Refuses values that would put API keys anywhere but in files from a Secret,
+and a listen address that disagrees with .Values.port.
+*/}}
+{{- define "llm-stream-exporter.validate" -}}
+{{- if not (has .Values.mode (list "standalone" "daemonset" "sidecar")) -}}
+{{- fail (printf "mode must be standalone, daemonset or sidecar, not %q" (toString .Values.mode)) -}}
+{{- end -}}
+{{- $cfg := .Values.config | default dict -}}
+{{- if and (not .Values.existingConfigMap) (not $cfg.targets) -}}
+{{- fail "config.targets: list at least one target to probe (or set existingConfigMap); see docs/deploy.md" -}}
+{{- end -}}
+{{- $auths := list -}}
+{{- with $cfg.defaults }}{{ with .auth }}{{ $auths = append $auths . }}{{ end }}{{ end -}}
+{{- range $cfg.targets }}{{ with .auth }}{{ $auths = append $auths . }}{{ end }}{{ end -}}
+{{- range $auths -}}
+{{- if or (hasKey . "bearer_token_env") (hasKey . "env") (hasKey . "bearer_token") (hasKey . "api_key") -}}
+{{- fail "config: API keys must come from a Secret mounted as a file (auth.bearer_token_file or auth.header + auth.file, see `secrets`); auth.bearer_token_env/env/bearer_token/api_key are refused" -}}
+{{- end -}}
+{{- end -}}
+{{- with (.Values.config | default dict).listen -}}
+{{- if ne (splitList ":" (toString .) | last) (toString $.Values.port) -}}
+{{- fail (printf "config.listen %q does not use port %v (set `port` instead)" (toString .) $.Values.port) -}}
+{{- end -}}
+{{- end -}}
+{{- range .Values.env -}}
+{{- if and .valueFrom .valueFrom.secretKeyRef -}}
+{{- fail (printf "env %s: secrets are mounted as files (`secrets`), not passed as environment variables" .name) -}}
+{{- end -}}
+{{- if and .value (regexMatch "(?i)(key|token|secret|password)" .name) -}}
+{{- fail (printf "env %s looks like a credential: mount it from a Secret as a file (`secrets`)" .name) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The exporter container; include with a context that has .Values and .Release. */}}
+{{- define "llm-stream-exporter.container" -}}
+{{- include "llm-stream-exporter.validate" . -}}
+- name: llm-stream-exporter
+  image: {{ include "llm-stream-exporter.image" . | quote }}
+  imagePullPolicy: {{ .Values.image.pullPolicy }}
+  args:
+    - serve
+    - --config=/etc/llm-stream-exporter/config.yaml
+    - --log.level={{ .Values.log.level }}
+    - --log.format={{ .Values.log.format }}
+    {{- range .Values.extraArgs }}
+    - {{ . | quote }}
+    {{- end }}
+  ports:
+    - name: lse-metrics
+      containerPort: {{ .Values.port }}
+      protocol: TCP
+  env:
+    - name: NODE_NAME
+      valueFrom:
+        fieldRef:
+          fieldPath: spec.nodeName
+    - name: POD_NAME
+      valueFrom:
+        fieldRef:
+          fieldPath: metadata.name
+    - name: POD_NAMESPACE
+      valueFrom:
+        fieldRef:
+          fieldPath: metadata.namespace
+    {{- with .Values.env }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+  livenessProbe:
+    httpGet:
+      path: /-/healthy
+      port: lse-metrics
+    {{- toYaml .Values.livenessProbe | nindent 4 }}
+  readinessProbe:
+    httpGet:
+      path: /-/ready
+      port: lse-metrics
+    {{- toYaml .Values.readinessProbe | nindent 4 }}
+  resources:
+    {{- toYaml .Values.resources | nindent 4 }}
+  securityContext:
+    {{- toYaml .Values.securityContext | nindent 4 }}
+  volumeMounts:
+    - name: llm-stream-exporter-config
+      mountPath: /etc/llm-stream-exporter
+      readOnly: true
+    - name: llm-stream-exporter-tmp
+      mountPath: /tmp
+    {{- range $i, $s := .Values.secrets }}
+    - name: llm-stream-exporter-secret-{{ $i }}
+      mountPath: {{ required "secrets[].mountPath is required" $s.mountPath }}
+      readOnly: true
+    {{- end }}
+    {{- if .Values.rowsVolume.enabled }}
+    - name: llm-stream-exporter-rows
+      mountPath: {{ .Values.rowsVolume.mountPath }}
+    {{- end }}
+    {{- with .Values.extraVolumeMounts }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+{{- end -}}
+
+{{/* The exporter's volumes; include with the same context as the container. */}}
+{{- define "llm-stream-exporter.volumes" -}}
+- name: llm-stream-exporter-config
+  configMap:
+    name: {{ include "llm-stream-exporter.configMapName" . }}
+    {{- if not .Values.existingConfigMap }}
+    items:
+      - key: config.yaml
+        path: config.yaml
+      {{- range $name, $_ := .Values.promptFiles }}
+      - key: prompt-{{ $name }}
+        path: prompts/{{ $name }}
+      {{- end }}
+    {{- end }}
+- name: llm-stream-exporter-tmp
+  emptyDir:
+    sizeLimit: 16Mi
+{{- range $i, $s := .Values.secrets }}
+- name: llm-stream-exporter-secret-{{ $i }}
+  secret:
+    secretName: {{ required "secrets[].name (an existing Secret) is required" $s.name }}
+    {{- /* 0440 (288): readable through the pod's fsGroup; 0444 (292) when the pod has none */}}
+    defaultMode: {{ $s.defaultMode | default 288 }}
+    {{- with $s.items }}
+    items:
+      {{- toYaml . | nindent 6 }}
+    {{- end }}
+{{- end }}
+{{- if .Values.rowsVolume.enabled }}
+- name: llm-stream-exporter-rows
+  emptyDir:
+    sizeLimit: {{ .Values.rowsVolume.sizeLimit }}
+{{- end }}
+{{- end -}}
+
+{{/* Pod template of the Deployment and the DaemonSet. */}}
+{{- define "llm-stream-exporter.podTemplate" -}}
+metadata:
+  labels:
+    {{- include "llm-stream-exporter.selectorLabels" . | nindent 4 }}
+    app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+    {{- with .Values.podLabels }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+  annotations:
+    checksum/config: {{ include "llm-stream-exporter.configChecksum" . }}
+    {{- with .Values.podAnnotations }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+spec:
+  serviceAccountName: {{ include "llm-stream-exporter.serviceAccountName" . }}
+  automountServiceAccountToken: false
+  enableServiceLinks: false
+  {{- with .Values.imagePullSecrets }}
+  imagePullSecrets:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with .Values.priorityClassName }}
+  priorityClassName: {{ . }}
+  {{- end }}
+  terminationGracePeriodSeconds: {{ .Values.terminationGracePeriodSeconds }}
+  securityContext:
+    {{- toYaml .Values.podSecurityContext | nindent 4 }}
+  containers:
+    {{- include "llm-stream-exporter.container" . | nindent 4 }}
+    {{- with .Values.extraContainers }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+  volumes:
+    {{- include "llm-stream-exporter.volumes" . | nindent 4 }}
+    {{- with .Values.extraVolumes }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+  {{- with .Values.nodeSelector }}
+  nodeSelector:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with .Values.tolerations }}
+  tolerations:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with .Values.affinity }}
+  affinity:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with .Values.topologySpreadConstraints }}
+  topologySpreadConstraints:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+{{- end -}}
+
+{{/* Relabelings shared by the ServiceMonitor and the PodMonitor: node and location. */}}
+{{- define "llm-stream-exporter.relabelings" -}}
+- action: replace
+  sourceLabels: [__meta_kubernetes_pod_node_name]
+  targetLabel: node
+{{- if .Values.location.enabled }}
+{{- if .Values.location.value }}
+- action: replace
+  targetLabel: location
+  replacement: {{ .Values.location.value | quote }}
+{{- else }}
+- action: replace
+  sourceLabels:
+    - __meta_kubernetes_node_label_{{ regexReplaceAll "[^a-zA-Z0-9_]" .Values.location.zoneLabel "_" }}
+    - __meta_kubernetes_pod_node_name
+  separator: /
+  regex: "/?(.+)"
+  replacement: "$1"
+  targetLabel: location
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{- define "llm-stream-exporter.attachNodeMetadata" -}}
+{{- and .Values.location.enabled (not .Values.location.value) -}}
+{{- end -}}

@@ -1,0 +1,206 @@
+"""Shared helpers of the deploy checks: the metric contract, PromQL name
+extraction, and walking the dashboards and rule files for expressions.
+
+The metric list below is DESIGN §3 (plus llm_stream_diagnosis, the verdict of
+DESIGN §7). check_dashboards.py cross-checks it against ../shared/DESIGN.md
+when that file is present, so a change to the contract is noticed here.
+"""
+import json
+import pathlib
+import re
+
+import yaml
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+GRAFANA_DIR = REPO / "grafana"
+RULES_DIR = REPO / "config" / "prometheus"
+
+HISTOGRAMS = {
+    "llm_stream_time_to_first_token_seconds",
+    "llm_stream_inter_chunk_gap_seconds",
+    "llm_stream_probe_gap_p95_seconds",
+    "llm_stream_probe_max_gap_seconds",
+    "llm_stream_tail_seconds",
+    "llm_stream_duration_seconds",
+    "llm_stream_phase_seconds",
+    "llm_stream_output_tokens_per_second",
+}
+COUNTERS = {
+    "llm_stream_probes_total",
+    "llm_stream_probe_failures_total",
+    "llm_stream_stalls_total",
+    "llm_stream_stall_seconds_total",
+    "llm_stream_stalled_probes_total",
+    "llm_stream_chunks_total",
+    "llm_stream_output_tokens_total",
+    "llm_stream_input_tokens_total",
+    "llm_stream_finish_reasons_total",
+    "llm_stream_warmup_probes_total",
+}
+GAUGES = {
+    "llm_stream_last_probe_success",
+    "llm_stream_last_probe_timestamp_seconds",
+    "llm_stream_stall_threshold_seconds",
+    "llm_stream_exporter_build_info",
+    "llm_stream_exporter_config_last_reload_successful",
+    "llm_stream_exporter_config_last_reload_success_timestamp_seconds",
+    "llm_stream_diagnosis",  # DESIGN §7 verdict, agreed addition to §3
+}
+DESIGN_METRICS = HISTOGRAMS | COUNTERS | GAUGES
+
+
+def exposed_series_names():
+    """Every sample name the exporter can expose (histograms expand)."""
+    names = set(COUNTERS | GAUGES)
+    for h in HISTOGRAMS:
+        names |= {h + "_bucket", h + "_sum", h + "_count"}
+    return names
+
+
+def design_metric_names(design_md):
+    """Metric names in the table of DESIGN §3 (for the cross-check)."""
+    text = pathlib.Path(design_md).read_text()
+    sec = text.split("## 3.", 1)[1].split("## 4.", 1)[0]
+    names = set()
+    for line in sec.splitlines():
+        if line.startswith("| `llm_stream_"):
+            for m in re.finditer(r"`(llm_stream_[a-z0-9_]+)", line.split("|")[1]):
+                names.add(m.group(1))
+    return names
+
+
+KEYWORDS = {
+    "by", "without", "on", "ignoring", "group_left", "group_right", "bool", "and", "or",
+    "unless", "offset", "inf", "nan", "Inf", "NaN", "atan2", "start", "end",
+}
+
+
+def strip_variables(expr):
+    return re.sub(r"\$\{[^}]*\}|\$\w+|\[\[\w+\]\]", "VAR", expr)
+
+
+def metric_names(expr):
+    """Names of the metrics (series selectors) a PromQL expression reads."""
+    e = expr
+    e = re.sub(r'"(?:\\.|[^"\\])*"', '""', e)
+    e = re.sub(r"'(?:\\.|[^'\\])*'", "''", e)
+    e = re.sub(r"`[^`]*`", "``", e)
+    e = re.sub(r"\{[^}]*\}", "{}", e)
+    e = strip_variables(e)
+    e = re.sub(r"\[[^\]]*\]", "[]", e)
+    # Grouping clauses go entirely ("sum by (a) (x)" -> "sum  (x)"), so that an
+    # aggregation reads as a call and label names never look like metrics.
+    e = re.sub(r"\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)", " ", e)
+    names = set()
+    for m in re.finditer(r"(?<![A-Za-z0-9_:.])[A-Za-z_:][A-Za-z0-9_:]*", e):
+        tok = m.group(0)
+        rest = e[m.end():].lstrip()
+        if rest.startswith("("):
+            continue  # function call (or aggregation)
+        if tok in KEYWORDS or tok == "VAR":
+            continue
+        names.add(tok)
+    return names
+
+
+def load_rule_files():
+    """[(path, parsed)] for config/prometheus/*.yml, sorted by name."""
+    out = []
+    for p in sorted(RULES_DIR.glob("*.yml")):
+        out.append((p, yaml.safe_load(p.read_text())))
+    return out
+
+
+def rules():
+    """Every rule (dict) of every rule file, with "_group" and "_file" added."""
+    out = []
+    for path, doc in load_rule_files():
+        for g in doc.get("groups", []):
+            for r in g.get("rules", []):
+                r = dict(r)
+                r["_group"] = g["name"]
+                r["_file"] = path.name
+                out.append(r)
+    return out
+
+
+def recorded_names():
+    return {r["record"] for r in rules() if "record" in r}
+
+
+def load_dashboards():
+    """[(path, dashboard)] for grafana/*.json."""
+    return [(p, json.loads(p.read_text())) for p in sorted(GRAFANA_DIR.glob("*.json"))]
+
+
+def all_panels(dash):
+    """Every panel, rows' nested panels included."""
+    out = []
+    for p in dash.get("panels", []):
+        out.append(p)
+        out.extend(p.get("panels", []) or [])
+    return out
+
+
+def label_values_metric(query):
+    """The series selector of a label_values(selector, label) variable query,
+    or None for label_values(label)."""
+    m = re.match(r"\s*label_values\((.*),\s*([A-Za-z_][A-Za-z0-9_]*)\s*\)\s*$", query, re.S)
+    if m:
+        return m.group(1), m.group(2)
+    return None, None
+
+
+def variable_query_text(var):
+    q = var.get("query")
+    if isinstance(q, dict):
+        q = q.get("query", "")
+    return q or var.get("definition", "")
+
+
+def dashboard_expressions(dash):
+    """[(where, expr, panel_title)] of every PromQL expression of a dashboard:
+    panel targets and query-variable selectors (label_values(sel, label) ->
+    `count by (label) (sel)`)."""
+    out = []
+    for p in all_panels(dash):
+        for t in p.get("targets", []) or []:
+            if t.get("expr"):
+                out.append((f"panel {p.get('id')} {p.get('title')!r} ref {t.get('refId')}",
+                            t["expr"], p.get("title")))
+    for v in dash.get("templating", {}).get("list", []):
+        if v.get("type") != "query":
+            continue
+        q = variable_query_text(v)
+        sel, label = label_values_metric(q)
+        if sel is not None:
+            out.append((f"variable {v['name']}", f"count by ({label}) ({sel})", None))
+        elif q and not q.strip().startswith("label_values("):
+            out.append((f"variable {v['name']}", q, None))
+    return out
+
+
+def substitute_variables(expr, dash, rate_interval="1m", interval="15s", range_="5m"):
+    """Replaces Grafana variables the way a dashboard would send the query:
+    $__rate_interval/$__interval/$__range by durations, constant/custom/textbox
+    variables by their value, query variables by '.*' (the "All" value; the
+    selectors use =~)."""
+    values = {"__rate_interval": rate_interval, "__interval": interval, "__range": range_,
+              "__range_s": "300", "__interval_ms": "15000"}
+    for v in dash.get("templating", {}).get("list", []):
+        if v.get("type") in ("constant", "custom", "textbox"):
+            cur = v.get("current", {}).get("value")
+            values[v["name"]] = str(cur if cur not in (None, "") else v.get("query", ""))
+        elif v.get("type") == "query":
+            values[v["name"]] = ".*"
+        elif v.get("type") == "datasource":
+            values[v["name"]] = "prometheus"
+
+    def rep(m):
+        name = m.group(1) or m.group(2) or m.group(3)
+        name = name.split(":")[0]
+        if name not in values:
+            raise KeyError(f"unknown dashboard variable ${name} in {expr!r}")
+        return values[name]
+
+    return re.sub(r"\$\{([^}]+)\}|\$(\w+)|\[\[(\w+)\]\]", rep, expr)

@@ -1,0 +1,333 @@
+#!/usr/bin/env python3
+"""Shows that every deploy check can fail: each test breaks a copy of one input
+(chart template, values, rule file, dashboard, Dockerfile) in one way and
+asserts that the check reports exactly that problem.
+
+    python3 tests/deploy/test_mutations.py [-v]
+"""
+import json
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = pathlib.Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+CHART = REPO / "helm" / "llm-stream-exporter"
+sys.path.insert(0, str(HERE))
+
+import check_dashboards  # noqa: E402
+import deploylib as lib  # noqa: E402
+import validate_chart  # noqa: E402
+
+PY = sys.executable
+
+
+def run(cmd, **kw):
+    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    return r.returncode, r.stdout + r.stderr
+
+
+class ChartMutations(unittest.TestCase):
+    """validate_chart.py on broken copies of the chart."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = pathlib.Path(tempfile.mkdtemp(prefix="lse-mut-chart-"))
+        cls.renderer = validate_chart.build_renderer(cls.tmp)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def mutate(self, rel, old, new, expect):
+        chart = self.tmp / f"chart-{self.id().split('.')[-1]}"
+        shutil.rmtree(chart, ignore_errors=True)
+        shutil.copytree(CHART, chart)
+        p = chart / rel
+        text = p.read_text()
+        self.assertIn(old, text, f"mutation anchor not found in {rel}")
+        p.write_text(text.replace(old, new, 1))
+        code, out = run([PY, str(HERE / "validate_chart.py"), "--renderer", self.renderer, "--chart", str(chart)])
+        self.assertNotEqual(code, 0, f"validate_chart passed a broken chart ({rel}: {old!r} -> {new!r})")
+        self.assertRegex(out, expect)
+
+    def test_writable_root_filesystem(self):
+        self.mutate("values.yaml", "  readOnlyRootFilesystem: true", "  readOnlyRootFilesystem: false",
+                    r"FAIL .*readOnlyRootFilesystem")
+
+    def test_root_user(self):
+        self.mutate("values.yaml", "  runAsUser: 65532\n  runAsGroup: 65532\n  readOnly",
+                    "  runAsUser: 0\n  runAsGroup: 65532\n  readOnly", r"FAIL .*non-root runAsUser")
+
+    def test_capabilities_kept(self):
+        self.mutate("values.yaml", "    drop: [ALL]", "    drop: [NET_RAW]", r"FAIL .*drop ALL")
+
+    def test_readiness_path(self):
+        self.mutate("templates/_helpers.tpl", "path: /-/ready", "path: /ready",
+                    r"FAIL .*readinessProbe GET /-/ready")
+
+    def test_liveness_path(self):
+        self.mutate("templates/_helpers.tpl", "path: /-/healthy", "path: /healthz",
+                    r"FAIL .*livenessProbe GET /-/healthy")
+
+    def test_no_checksum_annotation(self):
+        self.mutate("templates/_helpers.tpl",
+                    "    checksum/config: {{ include \"llm-stream-exporter.configChecksum\" . }}\n", "",
+                    r"FAIL .*config checksum annotation")
+
+    def test_checksum_ignores_config(self):
+        self.mutate("templates/_helpers.tpl",
+                    '{{- join "\\n---\\n" $parts | sha256sum -}}', '{{- "constant" | sha256sum -}}',
+                    r"FAIL checksum: changes when config")
+
+    def test_secret_as_env(self):
+        self.mutate("templates/_helpers.tpl", "    - name: POD_NAME\n",
+                    "    - name: OPENAI_API_KEY\n      valueFrom:\n        secretKeyRef: {name: k, key: openai}\n"
+                    "    - name: POD_NAME\n", r"FAIL .*env OPENAI_API_KEY not from a Secret")
+
+    def test_secret_mount_writable(self):
+        self.mutate("templates/_helpers.tpl",
+                    "      mountPath: {{ required \"secrets[].mountPath is required\" $s.mountPath }}\n      readOnly: true",
+                    "      mountPath: {{ required \"secrets[].mountPath is required\" $s.mountPath }}",
+                    r"FAIL .*secret volume .* mounted read-only")
+
+    def test_service_account_token(self):
+        self.mutate("templates/_helpers.tpl", "  automountServiceAccountToken: false\n  enableServiceLinks",
+                    "  enableServiceLinks", r"FAIL .*automountServiceAccountToken false")
+
+    def test_schema_invalid_field(self):
+        self.mutate("templates/deployment.yaml", "  replicas: {{ .Values.replicas }}",
+                    "  replica: {{ .Values.replicas }}", r"FAIL .*Deployment/.*validates against its schema")
+
+    def test_crd_unknown_top_level_key(self):
+        self.mutate("templates/servicemonitor.yaml", "kind: ServiceMonitor\n",
+                    "kind: ServiceMonitor\nspecs: {}\n", r"(?s)FAIL [^\n]*ServiceMonitor[^\n]*\n\s*unknown top-level keys \['specs'\]")
+
+    def test_crd_bad_metadata(self):
+        self.mutate("templates/prometheusrule.yaml", "  namespace: {{ .Values.prometheusRule.namespace",
+                    "  namespaces: {{ .Values.prometheusRule.namespace", r"(?s)FAIL [^\n]*PrometheusRule[^\n]*\n\s*metadata/: Additional properties")
+
+    def test_rules_copy_drifts(self):
+        self.mutate("files/prometheus/alerting_rules.yml", "> 0.25", "> 0.3",
+                    r"FAIL .*PrometheusRule groups = config/prometheus")
+
+    def test_dashboard_copy_drifts(self):
+        self.mutate("files/grafana/llm-stream-overview.json", '"Stalls per minute"', '"Stalls / min"',
+                    r"FAIL .*llm-stream-overview.json (is byte-identical|equals)")
+
+    def test_dashboard_label(self):
+        self.mutate("values.yaml", '    grafana_dashboard: "1"', '    grafana_dashboards: "1"',
+                    r"FAIL .*grafana_dashboard \"1\"")
+
+    def test_credential_guard_removed(self):
+        self.mutate("templates/_helpers.tpl", "{{- range $auths -}}", "{{- range (list) -}}",
+                    r"FAIL negative bearer-token-env.yaml: rendering fails")
+
+
+class DashboardMutations(unittest.TestCase):
+    """check_dashboards.check_dashboard on broken copies of the overview."""
+
+    def errors(self, mutate):
+        path, dash = [(p, d) for p, d in lib.load_dashboards() if p.name == "llm-stream-overview.json"][0]
+        dash = json.loads(json.dumps(dash))
+        mutate(dash)
+        errors = []
+        allowed = lib.exposed_series_names() | lib.recorded_names()
+        check_dashboards.check_dashboard(path, dash, allowed, errors)
+        return "\n".join(errors)
+
+    def panel(self, dash, title):
+        return [p for p in lib.all_panels(dash) if p.get("title") == title][0]
+
+    def test_original_is_clean(self):
+        self.assertEqual(self.errors(lambda d: None), "")
+
+    def test_duplicate_panel_id(self):
+        def m(d):
+            d["panels"][2]["id"] = d["panels"][1]["id"]
+        self.assertIn("panel ids not unique", self.errors(m))
+
+    def test_hard_coded_datasource(self):
+        def m(d):
+            self.panel(d, "Stalls per minute")["targets"][0]["datasource"] = {"type": "prometheus", "uid": "P1809F7CD0C75ACF3"}
+        self.assertIn("hard-coded datasource", self.errors(m))
+
+    def test_panel_off_the_variable(self):
+        def m(d):
+            self.panel(d, "Stalls per minute")["datasource"] = None
+        self.assertIn("not ${datasource}", self.errors(m))
+
+    def test_unknown_metric(self):
+        def m(d):
+            self.panel(d, "Stalls per minute")["targets"][0]["expr"] = 'sum(rate(llm_stream_stall_count[$__rate_interval]))'
+        self.assertIn("'llm_stream_stall_count' is neither in DESIGN", self.errors(m))
+
+    def test_fixed_rate_window(self):
+        def m(d):
+            t = self.panel(d, "Stalls per minute")["targets"][0]
+            t["expr"] = t["expr"].replace("$__rate_interval", "5m")
+        self.assertIn("is not $__rate_interval", self.errors(m))
+
+    def test_seconds_without_unit(self):
+        def m(d):
+            self.panel(d, "Time to first token p50 / p95")["fieldConfig"]["defaults"]["unit"] = "short"
+        self.assertIn("shows seconds but unit is not 's'", self.errors(m))
+
+    def test_no_datasource_variable(self):
+        def m(d):
+            d["templating"]["list"] = [v for v in d["templating"]["list"] if v["name"] != "datasource"]
+        self.assertIn("no `datasource` variable", self.errors(m))
+
+    def test_threshold_constant_drifts(self):
+        def m(d):
+            [v for v in d["templating"]["list"] if v["name"] == "gap_p95_warning"][0]["query"] = "0.3"
+        self.assertIn("differs from LLMStreamGapP95High", self.errors(m))
+
+
+class RuleMutations(unittest.TestCase):
+    """check_rules.py and promtool on broken copies of the rule files."""
+
+    def setUp(self):
+        self.tmp = pathlib.Path(tempfile.mkdtemp(prefix="lse-mut-rules-"))
+        self.rules = self.tmp / "rules"
+        shutil.copytree(REPO / "config" / "prometheus", self.rules)
+        test = (HERE / "rules_test.yaml").read_text().replace("../../config/prometheus/", "rules/")
+        (self.tmp / "rules_test.yaml").write_text(test)
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+        lib.RULES_DIR = REPO / "config" / "prometheus"
+
+    def edit(self, name, old, new):
+        p = self.rules / name
+        text = p.read_text()
+        self.assertIn(old, text)
+        p.write_text(text.replace(old, new, 1))
+
+    def lint(self):
+        return run([PY, str(HERE / "check_rules.py"), "--rules-dir", str(self.rules),
+                    "--rules-test", str(self.tmp / "rules_test.yaml")])
+
+    def test_original_is_clean(self):
+        code, out = self.lint()
+        self.assertEqual(code, 0, out)
+        if shutil.which("promtool"):
+            code, out = run(["promtool", "test", "rules", str(self.tmp / "rules_test.yaml")])
+            self.assertEqual(code, 0, out)
+
+    def test_promtool_catches_a_threshold_change(self):
+        if not shutil.which("promtool"):
+            self.skipTest("promtool not installed")
+        self.edit("alerting_rules.yml", "> 0.25", "> 0.4")
+        code, out = run(["promtool", "test", "rules", str(self.tmp / "rules_test.yaml")])
+        self.assertNotEqual(code, 0)
+        self.assertIn("LLMStreamGapP95High", out)
+
+    def test_missing_runbook_url(self):
+        self.edit("alerting_rules.yml",
+                  "          runbook_url: https://github.com/llm-stream-exporter/llm-stream-exporter/blob/main/docs/runbook.md#llmstreamttftp95high\n", "")
+        code, out = self.lint()
+        self.assertNotEqual(code, 0)
+        self.assertIn("LLMStreamTTFTP95High: no runbook_url annotation", out)
+
+    def test_bad_runbook_anchor(self):
+        self.edit("alerting_rules.yml", "#llmstreamttftp95high", "#ttft")
+        code, out = self.lint()
+        self.assertIn("#ttft is not a heading", out)
+
+    def test_recording_rule_name(self):
+        self.edit("recording_rules.yml", "record: target_prompt_location:llm_stream_stalls:rate5m",
+                  "record: llm_stream_stalls_rate5m")
+        code, out = self.lint()
+        self.assertIn("not level:metric:operations", out)
+
+    def test_recording_rule_level(self):
+        self.edit("recording_rules.yml", "sum by (target, prompt, location) (rate(llm_stream_stalls_total[5m]))",
+                  "sum by (target, location) (rate(llm_stream_stalls_total[5m]))")
+        code, out = self.lint()
+        self.assertIn("does not match the aggregation labels", out)
+
+    def test_unknown_metric(self):
+        self.edit("alerting_rules.yml", "llm_stream_exporter_config_last_reload_successful == 0",
+                  "llm_stream_config_reload_ok == 0")
+        code, out = self.lint()
+        self.assertIn("'llm_stream_config_reload_ok', neither DESIGN", out)
+
+    def test_canonical_expression(self):
+        self.edit("alerting_rules.yml", "rate(llm_stream_inter_chunk_gap_seconds_bucket[10m]))) > 0.25",
+                  "rate(llm_stream_inter_chunk_gap_seconds_bucket[5m]))) > 0.25")
+        code, out = self.lint()
+        self.assertIn("LLMStreamGapP95High: does not use the canonical expression", out)
+
+    def test_alert_without_test(self):
+        test = self.tmp / "rules_test.yaml"
+        text = test.read_text()
+        text = re.sub(r"      - \{alertname: LLMStreamConfigReloadFailed, eval_time: 10m, exp_alerts: \[\]\}\n", "", text)
+        test.write_text(text)
+        code, out = self.lint()
+        self.assertIn("LLMStreamConfigReloadFailed is never shown not firing", out)
+
+
+class DockerfileMutations(unittest.TestCase):
+    """check_dockerfile.py on broken copies of the Dockerfile."""
+
+    def check(self, old, new, expect, lint=False):
+        with tempfile.TemporaryDirectory() as d:
+            df = pathlib.Path(d) / "Dockerfile"
+            text = (REPO / "Dockerfile").read_text()
+            self.assertIn(old, text)
+            df.write_text(text.replace(old, new, 1))
+            cmd = [PY, str(HERE / "check_dockerfile.py"), "--dockerfile", str(df)]
+            cmd += ["--install-linter"] if lint else ["--no-lint"]
+            code, out = run(cmd)
+        self.assertNotEqual(code, 0, out)
+        self.assertRegex(out, expect)
+
+    def test_root_user(self):
+        self.check("USER 65532:65532", "USER root", r"P3 .*USER root")
+
+    def test_shell_form_entrypoint(self):
+        self.check('ENTRYPOINT ["/usr/local/bin/llm_stream_exporter"]',
+                   "ENTRYPOINT /usr/local/bin/llm_stream_exporter", r"P5 .*exec")
+
+    def test_wrong_command(self):
+        self.check('CMD ["serve", "--config", "/etc/llm-stream-exporter/config.yaml"]', 'CMD ["serve"]',
+                   r"P5 ENTRYPOINT\+CMD")
+
+    def test_not_pinned(self):
+        self.check("ARG DEBIAN_VERSION=12.11", "ARG DEBIAN_VERSION=latest", r"P1 .*not pinned")
+
+    def test_build_script_not_called(self):
+        self.check("bash scripts/setup.sh build", "apt-get update && apt-get install -y --no-install-recommends cmake",
+                   r"P2 the build stage does not run")
+
+    def test_port(self):
+        self.check("EXPOSE 9687", "EXPOSE 8080", r"P4 no EXPOSE 9687")
+
+    def test_add_url(self):
+        self.check("COPY . .", "ADD https://example.org/src.tar.gz /src/", r"P6 .*ADD")
+
+    def test_linter_reports(self):
+        if not shutil.which("npm"):
+            self.skipTest("npm not installed")
+        self.check("EXPOSE 9687", "EXPOSE 9687/sctp-ish", r"lint line \d+:", lint=True)
+
+
+class PromqlE2EFails(unittest.TestCase):
+    """promql_e2e.py fails when a required core panel is missing."""
+
+    def test_unknown_core_panel(self):
+        if not shutil.which("prometheus"):
+            self.skipTest("prometheus not installed")
+        code, out = run([PY, str(HERE / "promql_e2e.py"), "--fake-exporter", "--wait", "5",
+                         "--core-panels", "Stalls per minute;No such panel"], timeout=300)
+        self.assertNotEqual(code, 0, out)
+        self.assertIn("core panels exist: missing ['No such panel']", out)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2 if "-v" in sys.argv else 1)
