@@ -1,0 +1,556 @@
+// The prometheus-cpp families of DESIGN §3 and the per-(target, prompt) series
+// behind them. prometheus-cpp 1.0.1 invalidates a series reference when it is
+// removed, so every cached pointer lives in a map guarded by a shared_mutex:
+// probe threads record under the shared lock, reload rebuilds under the
+// exclusive one.
+#include "metrics/metrics.hpp"
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cctype>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <sstream>
+#include <stdexcept>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace lse::metrics {
+namespace {
+
+using prometheus::Counter;
+using prometheus::Family;
+using prometheus::Gauge;
+using prometheus::Histogram;
+using prometheus::Labels;
+
+// Finish reasons are label values reported by upstream servers; only these
+// become series so a misbehaving server cannot blow up cardinality.
+constexpr std::array<std::string_view, 6> kFinishReasons = {
+    "stop", "length", "content_filter", "tool_calls", "function_call", "other"};
+constexpr std::size_t kFinishOther = kFinishReasons.size() - 1;
+
+// Dialects name the same outcome differently (Anthropic "end_turn"/"max_tokens",
+// Responses "max_output_tokens", Gemini "MAX_TOKENS"/"SAFETY"); the label uses
+// the OpenAI names so one dashboard panel covers every target. Rows keep the
+// server's own word.
+std::size_t finish_reason_index(std::string_view reason) {
+  std::string r(reason);
+  for (char& c : r) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  static constexpr std::pair<std::string_view, std::string_view> kAliases[] = {
+      {"end_turn", "stop"},          {"stop_sequence", "stop"},       {"completed", "stop"},
+      {"max_tokens", "length"},      {"max_output_tokens", "length"}, {"safety", "content_filter"},
+      {"refusal", "content_filter"}, {"tool_use", "tool_calls"},
+  };
+  std::string_view name = r;
+  for (const auto& [alias, canonical] : kAliases)
+    if (alias == name) name = canonical;
+  for (std::size_t i = 0; i < kFinishReasons.size(); ++i)
+    if (kFinishReasons[i] == name) return i;
+  return kFinishOther;
+}
+
+// DESIGN §7 shapes, in the label spelling dashboards use.
+constexpr std::array<std::string_view, 4> kShapes = {"queue", "transport", "long_answer",
+                                                     "shared_capacity"};
+
+std::optional<std::size_t> shape_index(std::string_view shape) {
+  // Accept "long answer" / "long-answer" as well: the report module prints
+  // shapes for humans, dashboards want one spelling.
+  std::string norm(shape);
+  for (char& c : norm)
+    if (c == ' ' || c == '-') c = '_';
+  for (std::size_t i = 0; i < kShapes.size(); ++i)
+    if (kShapes[i] == norm) return i;
+  return std::nullopt;
+}
+
+// Histogram kinds that share a bucket setting; a reload that changes one
+// setting recreates only the histograms of that kind.
+enum class BucketKind { gap, ttft, duration, tail, phase, tokens_per_second };
+constexpr std::array<BucketKind, 6> kBucketKinds = {
+    BucketKind::gap,  BucketKind::ttft,  BucketKind::duration,
+    BucketKind::tail, BucketKind::phase, BucketKind::tokens_per_second};
+
+const std::vector<double>& buckets_of(const config::Buckets& b, BucketKind kind) {
+  switch (kind) {
+    case BucketKind::gap: return b.gap;
+    case BucketKind::ttft: return b.ttft;
+    case BucketKind::duration: return b.duration;
+    case BucketKind::tail: return b.tail;
+    case BucketKind::phase: return b.phase;
+    case BucketKind::tokens_per_second: return b.tokens_per_second;
+  }
+  throw std::logic_error("unknown bucket kind");
+}
+
+const char* bucket_setting_name(BucketKind kind) {
+  switch (kind) {
+    case BucketKind::gap: return "gap";
+    case BucketKind::ttft: return "ttft";
+    case BucketKind::duration: return "duration";
+    case BucketKind::tail: return "tail";
+    case BucketKind::phase: return "phase";
+    case BucketKind::tokens_per_second: return "tokens_per_second";
+  }
+  return "";
+}
+
+// Checked before anything is touched so a bad override leaves the old series
+// intact (prometheus-cpp would throw half-way through a rebuild otherwise).
+void validate_buckets(const config::Buckets& b) {
+  for (BucketKind kind : kBucketKinds) {
+    const auto& v = buckets_of(b, kind);
+    if (v.empty())
+      throw std::invalid_argument(std::string("buckets.") + bucket_setting_name(kind) +
+                                  ": must not be empty");
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      if (!std::isfinite(v[i]))
+        throw std::invalid_argument(std::string("buckets.") + bucket_setting_name(kind) +
+                                    ": bounds must be finite");
+      if (i > 0 && !(v[i - 1] < v[i]))
+        throw std::invalid_argument(std::string("buckets.") + bucket_setting_name(kind) +
+                                    ": bounds must be strictly increasing");
+    }
+  }
+}
+
+// Every series of one (target, prompt). Pointers are owned by the families.
+struct Series {
+  Labels labels;  // target, model, prompt
+
+  Histogram* ttft = nullptr;
+  Histogram* gap = nullptr;
+  Histogram* gap_p95 = nullptr;
+  Histogram* max_gap = nullptr;
+  Histogram* tail = nullptr;
+  Histogram* duration = nullptr;
+  Histogram* tokens_per_second = nullptr;
+  std::array<Histogram*, probe::kAllPhases.size()> phase{};
+
+  Counter* success = nullptr;
+  Counter* failure = nullptr;
+  std::array<Counter*, probe::kAllFailureReasons.size()> failures{};
+  Counter* stalls = nullptr;
+  Counter* stall_seconds = nullptr;
+  Counter* stalled_probes = nullptr;
+  Counter* chunks = nullptr;
+  Counter* output_tokens = nullptr;
+  Counter* input_tokens = nullptr;
+  Counter* warmup = nullptr;
+  // Created on first sight under the *shared* lock, hence atomic; Family::Add
+  // is itself thread-safe and returns the existing series for the same labels.
+  std::array<std::atomic<Counter*>, kFinishReasons.size()> finish{};
+
+  Gauge* last_success = nullptr;
+  Gauge* last_timestamp = nullptr;
+  std::array<Gauge*, kShapes.size()> diagnosis{};
+};
+
+struct TargetSeries {
+  std::string model;
+  Gauge* stall_threshold = nullptr;
+  std::map<std::string, std::unique_ptr<Series>, std::less<>> prompts;
+};
+
+Labels with(Labels labels, const char* key, std::string_view value) {
+  labels.emplace(key, std::string(value));
+  return labels;
+}
+
+}  // namespace
+
+struct Metrics::Impl {
+  std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
+
+  Family<Histogram>& ttft;
+  Family<Histogram>& gap;
+  Family<Histogram>& gap_p95;
+  Family<Histogram>& max_gap;
+  Family<Histogram>& tail;
+  Family<Histogram>& duration;
+  Family<Histogram>& phase;
+  Family<Histogram>& tokens_per_second;
+
+  Family<Counter>& probes;
+  Family<Counter>& failures;
+  Family<Counter>& stalls;
+  Family<Counter>& stall_seconds;
+  Family<Counter>& stalled_probes;
+  Family<Counter>& chunks;
+  Family<Counter>& output_tokens;
+  Family<Counter>& input_tokens;
+  Family<Counter>& finish_reasons;
+  Family<Counter>& warmup;
+
+  Family<Gauge>& last_success;
+  Family<Gauge>& last_timestamp;
+  Family<Gauge>& stall_threshold;
+  Family<Gauge>& build_info;
+  Family<Gauge>& reload_ok;
+  Family<Gauge>& reload_timestamp;
+  Family<Gauge>& diagnosis;
+
+  Gauge& reload_ok_gauge;
+  Gauge& reload_timestamp_gauge;
+
+  mutable std::shared_mutex mutex;
+  // glibc's rwlock prefers readers: with probes recording and scrapes
+  // rendering back to back, a reload could wait indefinitely. Writers hold
+  // the gate while they wait, so new readers queue behind them.
+  mutable std::mutex gate;
+  std::map<std::string, TargetSeries, std::less<>> targets;
+  config::Buckets buckets;  // what the existing histograms were built with
+
+  explicit Impl(const BuildInfo& build)
+      : ttft(histogram("llm_stream_time_to_first_token_seconds",
+                       "Time from probe start to the first content chunk.")),
+        gap(histogram("llm_stream_inter_chunk_gap_seconds",
+                      "Every gap between consecutive content chunks of a stream.")),
+        gap_p95(histogram("llm_stream_probe_gap_p95_seconds",
+                          "One observation per probe: that stream's inter-chunk gap p95.")),
+        max_gap(histogram("llm_stream_probe_max_gap_seconds",
+                          "One observation per probe: that stream's largest inter-chunk gap.")),
+        tail(histogram("llm_stream_tail_seconds",
+                       "Time from the last content chunk to the end of the stream.")),
+        duration(histogram("llm_stream_duration_seconds",
+                           "Time from probe start to the end of the stream.")),
+        phase(histogram("llm_stream_phase_seconds",
+                        "Phases of time to first token: resolve, connect, tls, request, "
+                        "headers, first_token.")),
+        tokens_per_second(histogram("llm_stream_output_tokens_per_second",
+                                    "Completion tokens divided by the time between the first "
+                                    "and last content chunk, when usage is known.")),
+        probes(counter("llm_stream_probes_total", "Probes completed, by result.")),
+        failures(counter("llm_stream_probe_failures_total", "Failed probes, by reason.")),
+        stalls(counter("llm_stream_stalls_total",
+                       "Inter-chunk gaps at or above the target's stall threshold.")),
+        stall_seconds(counter("llm_stream_stall_seconds_total", "Sum of stalled gaps in seconds.")),
+        stalled_probes(
+            counter("llm_stream_stalled_probes_total", "Probes with at least one stall.")),
+        chunks(counter("llm_stream_chunks_total", "Content chunks received.")),
+        output_tokens(counter("llm_stream_output_tokens_total",
+                              "Completion tokens reported by the server's usage.")),
+        input_tokens(counter("llm_stream_input_tokens_total",
+                             "Prompt tokens reported by the server's usage.")),
+        finish_reasons(counter("llm_stream_finish_reasons_total",
+                               "Streams by the finish reason the server reported.")),
+        warmup(counter("llm_stream_warmup_probes_total", "Probes discarded as warmup.")),
+        last_success(gauge("llm_stream_last_probe_success",
+                           "Whether the last completed probe succeeded (1) or failed (0).")),
+        last_timestamp(gauge("llm_stream_last_probe_timestamp_seconds",
+                             "Unix time the last completed probe ended.")),
+        stall_threshold(gauge("llm_stream_stall_threshold_seconds",
+                              "Configured stall threshold of the target.")),
+        build_info(gauge("llm_stream_exporter_build_info",
+                         "Exporter version and revision; the value is always 1.")),
+        reload_ok(gauge("llm_stream_exporter_config_last_reload_successful",
+                        "Whether the last configuration reload attempt succeeded.")),
+        reload_timestamp(gauge("llm_stream_exporter_config_last_reload_success_timestamp_seconds",
+                               "Unix time of the last successful configuration reload.")),
+        diagnosis(gauge("llm_stream_diagnosis",
+                        "Diagnosis verdict per shape (queue, transport, long_answer, "
+                        "shared_capacity): 1 when the shape holds for the recent window.")),
+        reload_ok_gauge(reload_ok.Add({})),
+        reload_timestamp_gauge(reload_timestamp.Add({})) {
+    build_info.Add({{"version", build.version}, {"revision", build.revision}}).Set(1);
+  }
+
+  Family<Histogram>& histogram(const char* name, const char* help) {
+    return prometheus::BuildHistogram().Name(name).Help(help).Register(*registry);
+  }
+  Family<Counter>& counter(const char* name, const char* help) {
+    return prometheus::BuildCounter().Name(name).Help(help).Register(*registry);
+  }
+  Family<Gauge>& gauge(const char* name, const char* help) {
+    return prometheus::BuildGauge().Name(name).Help(help).Register(*registry);
+  }
+
+  // --- histograms, per bucket kind -------------------------------------------
+
+  void add_histograms(Series& s, BucketKind kind, const config::Buckets& b) {
+    const auto& bounds = buckets_of(b, kind);
+    switch (kind) {
+      case BucketKind::gap:
+        s.gap = &gap.Add(s.labels, bounds);
+        s.gap_p95 = &gap_p95.Add(s.labels, bounds);
+        s.max_gap = &max_gap.Add(s.labels, bounds);
+        break;
+      case BucketKind::ttft: s.ttft = &ttft.Add(s.labels, bounds); break;
+      case BucketKind::duration: s.duration = &duration.Add(s.labels, bounds); break;
+      case BucketKind::tail: s.tail = &tail.Add(s.labels, bounds); break;
+      case BucketKind::phase:
+        for (std::size_t i = 0; i < probe::kAllPhases.size(); ++i)
+          s.phase[i] =
+              &phase.Add(with(s.labels, "phase", probe::to_string(probe::kAllPhases[i])), bounds);
+        break;
+      case BucketKind::tokens_per_second:
+        s.tokens_per_second = &tokens_per_second.Add(s.labels, bounds);
+        break;
+    }
+  }
+
+  void remove_histograms(Series& s, BucketKind kind) {
+    auto drop = [](Family<Histogram>& f, Histogram*& h) {
+      if (h) f.Remove(h);
+      h = nullptr;
+    };
+    switch (kind) {
+      case BucketKind::gap:
+        drop(gap, s.gap);
+        drop(gap_p95, s.gap_p95);
+        drop(max_gap, s.max_gap);
+        break;
+      case BucketKind::ttft: drop(ttft, s.ttft); break;
+      case BucketKind::duration: drop(duration, s.duration); break;
+      case BucketKind::tail: drop(tail, s.tail); break;
+      case BucketKind::phase:
+        for (auto& h : s.phase) drop(phase, h);
+        break;
+      case BucketKind::tokens_per_second: drop(tokens_per_second, s.tokens_per_second); break;
+    }
+  }
+
+  // --- whole series -----------------------------------------------------------
+
+  std::unique_ptr<Series> create_series(const std::string& target, const std::string& model,
+                                        const std::string& prompt, const config::Buckets& b) {
+    auto s = std::make_unique<Series>();
+    s->labels = {{"target", target}, {"model", model}, {"prompt", prompt}};
+    for (BucketKind kind : kBucketKinds) add_histograms(*s, kind, b);
+    s->success = &probes.Add(with(s->labels, "result", "success"));
+    s->failure = &probes.Add(with(s->labels, "result", "failure"));
+    for (std::size_t i = 0; i < probe::kAllFailureReasons.size(); ++i)
+      s->failures[i] =
+          &failures.Add(with(s->labels, "reason", probe::to_string(probe::kAllFailureReasons[i])));
+    s->stalls = &stalls.Add(s->labels);
+    s->stall_seconds = &stall_seconds.Add(s->labels);
+    s->stalled_probes = &stalled_probes.Add(s->labels);
+    s->chunks = &chunks.Add(s->labels);
+    s->output_tokens = &output_tokens.Add(s->labels);
+    s->input_tokens = &input_tokens.Add(s->labels);
+    s->warmup = &warmup.Add(s->labels);
+    s->last_success = &last_success.Add(s->labels);
+    s->last_timestamp = &last_timestamp.Add(s->labels);
+    for (std::size_t i = 0; i < kShapes.size(); ++i)
+      s->diagnosis[i] = &diagnosis.Add(with(s->labels, "shape", kShapes[i]));
+    return s;
+  }
+
+  void remove_series(Series& s) {
+    for (BucketKind kind : kBucketKinds) remove_histograms(s, kind);
+    probes.Remove(s.success);
+    probes.Remove(s.failure);
+    for (Counter* c : s.failures) failures.Remove(c);
+    stalls.Remove(s.stalls);
+    stall_seconds.Remove(s.stall_seconds);
+    stalled_probes.Remove(s.stalled_probes);
+    chunks.Remove(s.chunks);
+    output_tokens.Remove(s.output_tokens);
+    input_tokens.Remove(s.input_tokens);
+    warmup.Remove(s.warmup);
+    for (auto& f : s.finish)
+      if (Counter* c = f.load()) finish_reasons.Remove(c);
+    last_success.Remove(s.last_success);
+    last_timestamp.Remove(s.last_timestamp);
+    for (Gauge* g : s.diagnosis) diagnosis.Remove(g);
+  }
+
+  void remove_target(TargetSeries& t) {
+    for (auto& [name, s] : t.prompts) remove_series(*s);
+    t.prompts.clear();
+    if (t.stall_threshold) stall_threshold.Remove(t.stall_threshold);
+    t.stall_threshold = nullptr;
+  }
+
+  // Caller holds the shared lock; nullptr when the combination is not
+  // configured (a probe that finished after a reload removed it, say).
+  Series* find(std::string_view target, std::string_view prompt) const {
+    auto t = targets.find(target);
+    if (t == targets.end()) return nullptr;
+    auto p = t->second.prompts.find(prompt);
+    return p == t->second.prompts.end() ? nullptr : p->second.get();
+  }
+
+  std::shared_lock<std::shared_mutex> read_lock() const {
+    std::lock_guard g(gate);
+    return std::shared_lock(mutex);
+  }
+  std::unique_lock<std::shared_mutex> write_lock() const {
+    std::lock_guard g(gate);
+    return std::unique_lock(mutex);
+  }
+
+  Counter& finish_counter(Series& s, std::string_view reason) {
+    std::size_t i = finish_reason_index(reason);
+    Counter* c = s.finish[i].load(std::memory_order_acquire);
+    if (!c) {
+      c = &finish_reasons.Add(with(s.labels, "reason", kFinishReasons[i]));
+      s.finish[i].store(c, std::memory_order_release);
+    }
+    return *c;
+  }
+};
+
+Metrics::Metrics(BuildInfo build) : impl_(std::make_unique<Impl>(build)) {}
+Metrics::~Metrics() = default;
+
+void Metrics::apply_config(const config::Config& config) {
+  validate_buckets(config.buckets);
+
+  // What the config implies: target -> (model, threshold, prompts). The first
+  // definition of a duplicated name wins; config validation rejects those anyway.
+  struct Wanted {
+    std::string model;
+    double stall_threshold;
+    std::vector<std::string> prompts;
+  };
+  std::map<std::string, Wanted, std::less<>> wanted;
+  for (const auto& t : config.targets) {
+    if (wanted.count(t.name)) continue;
+    wanted.emplace(t.name, Wanted{t.model, std::chrono::duration<double>(t.stall_threshold).count(),
+                                  t.prompts});
+  }
+
+  auto lock = impl_->write_lock();
+  auto& targets = impl_->targets;
+
+  // 1. Targets that are gone, or whose model changed (the model is a label, so
+  //    its series are different series).
+  for (auto it = targets.begin(); it != targets.end();) {
+    auto w = wanted.find(it->first);
+    if (w == wanted.end() || w->second.model != it->second.model) {
+      impl_->remove_target(it->second);
+      it = targets.erase(it);
+    } else {
+      ++it;
+    }
+  }
+
+  // 2. Prompts that are gone from targets that stay.
+  for (auto& [name, t] : targets) {
+    const auto& keep = wanted.at(name).prompts;
+    for (auto it = t.prompts.begin(); it != t.prompts.end();) {
+      if (std::find(keep.begin(), keep.end(), it->first) == keep.end()) {
+        impl_->remove_series(*it->second);
+        it = t.prompts.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+
+  // 3. Changed buckets: Family::Add would hand back the existing histogram with
+  //    its old bounds, so those histograms are removed and added again. Other
+  //    series (counters, histograms of unchanged kinds) keep their values.
+  for (BucketKind kind : kBucketKinds) {
+    if (buckets_of(impl_->buckets, kind) == buckets_of(config.buckets, kind)) continue;
+    for (auto& [tname, t] : targets)
+      for (auto& [pname, s] : t.prompts) {
+        impl_->remove_histograms(*s, kind);
+        impl_->add_histograms(*s, kind, config.buckets);
+      }
+  }
+  impl_->buckets = config.buckets;
+
+  // 4. New targets and prompts, zero-initialised; thresholds always refreshed.
+  for (const auto& [name, w] : wanted) {
+    auto& t = targets[name];
+    t.model = w.model;
+    for (const auto& prompt : w.prompts) {
+      if (t.prompts.count(prompt)) continue;
+      t.prompts.emplace(prompt, impl_->create_series(name, w.model, prompt, config.buckets));
+    }
+    if (!t.stall_threshold) t.stall_threshold = &impl_->stall_threshold.Add({{"target", name}});
+    t.stall_threshold->Set(w.stall_threshold);
+  }
+}
+
+void Metrics::record(const probe::ProbeResult& r) {
+  auto lock = impl_->read_lock();
+  Series* s = impl_->find(r.target, r.prompt);
+  if (!s) return;
+
+  if (r.warmup) {
+    s->warmup->Increment();
+    return;
+  }
+
+  (r.ok ? s->success : s->failure)->Increment();
+  if (!r.ok) {
+    for (std::size_t i = 0; i < probe::kAllFailureReasons.size(); ++i)
+      if (probe::kAllFailureReasons[i] == r.reason) s->failures[i]->Increment();
+  }
+
+  // What happened is counted whatever the outcome: a stall before a timeout
+  // was still a stall the user felt, and a first token that arrived arrived.
+  s->duration->Observe(r.duration);
+  for (std::size_t i = 0; i < r.phases.size() && i < s->phase.size(); ++i)
+    if (r.phases[i]) s->phase[i]->Observe(*r.phases[i]);
+  if (r.ttft) s->ttft->Observe(*r.ttft);
+  for (double g : r.gaps) s->gap->Observe(g);
+  s->chunks->Increment(static_cast<double>(r.chunks));
+  s->stalls->Increment(static_cast<double>(r.stalls));
+  s->stall_seconds->Increment(r.stall_seconds);
+  if (r.stalls > 0) s->stalled_probes->Increment();
+  if (r.prompt_tokens >= 0) s->input_tokens->Increment(static_cast<double>(r.prompt_tokens));
+  if (r.completion_tokens >= 0)
+    s->output_tokens->Increment(static_cast<double>(r.completion_tokens));
+  if (!r.finish_reason.empty()) impl_->finish_counter(*s, r.finish_reason).Increment();
+
+  // Per-stream summaries describe a whole stream; a cut-off stream's tail or
+  // p95 would describe the failure, not the stream, so only successes count.
+  if (r.ok) {
+    if (r.tail) s->tail->Observe(*r.tail);
+    if (r.gap_p95) s->gap_p95->Observe(*r.gap_p95);
+    if (r.gap_max) s->max_gap->Observe(*r.gap_max);
+    if (r.output_tokens_per_second) s->tokens_per_second->Observe(*r.output_tokens_per_second);
+  }
+
+  s->last_success->Set(r.ok ? 1 : 0);
+  s->last_timestamp->Set(r.ts + r.duration);
+}
+
+void Metrics::set_diagnosis(const std::string& target, const std::string& model,
+                            const std::string& prompt, const std::string& shape, bool holds) {
+  auto idx = shape_index(shape);
+  if (!idx) return;
+  auto lock = impl_->read_lock();
+  // Keyed by (target, prompt) like record(): the model label is the one the
+  // config gave the series, so `model` is informational here.
+  if (Series* s = impl_->find(target, prompt)) s->diagnosis[*idx]->Set(holds ? 1 : 0);
+}
+
+void Metrics::set_reload_result(bool ok, double unix_seconds) {
+  impl_->reload_ok_gauge.Set(ok ? 1 : 0);
+  if (ok) impl_->reload_timestamp_gauge.Set(unix_seconds);
+}
+
+std::string Metrics::render() const {
+  std::vector<prometheus::MetricFamily> families;
+  {
+    // Shared lock: a scrape sees either the old or the new config's series,
+    // never half a reload.
+    auto lock = impl_->read_lock();
+    families = impl_->registry->Collect();
+  }
+  std::ostringstream out;
+  prometheus::TextSerializer().Serialize(out, families);
+  return out.str();
+}
+
+}  // namespace lse::metrics

@@ -1,0 +1,56 @@
+// The latest raw rows of `serve` (DESIGN §6): a bounded in-memory ring for
+// /api/v1/probes and the landing page, plus the optional rotating JSONL file
+// (`rows: {path, max_size, keep}`). Thread-safe: probe threads add, the
+// server thread reads, the reload path reconfigures.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/config.hpp"
+#include "probe/result.hpp"
+
+namespace lse::report {
+
+class RowStore {
+ public:
+  // Opens (appending to) `file_settings.path` when it is not empty; throws
+  // std::runtime_error naming the path when it cannot. `ring_capacity` rows
+  // are kept in memory (at least one).
+  RowStore(std::size_t ring_capacity, config::Rows file_settings);
+  ~RowStore();
+  RowStore(const RowStore&) = delete;
+  RowStore& operator=(const RowStore&) = delete;
+
+  // Stores one finished probe and appends its row to the file (one write(2)
+  // of the whole line, so a crash loses at most that row). Warmup results
+  // are not rows and are ignored. File errors never throw: probing goes on,
+  // and write_errors()/last_write_error() tell.
+  void add(const probe::ProbeResult& result);
+
+  // Newest first, at most `limit`, only `target`'s rows unless it is empty.
+  std::vector<probe::ProbeResult> latest(std::string_view target, std::size_t limit) const;
+
+  // The newest row of every target seen since start (not bounded by the ring).
+  std::map<std::string, probe::ProbeResult> last_by_target() const;
+
+  // On reload. Shrinking the ring drops the oldest rows. A new path is opened
+  // before the old file is let go; on failure the old file stays in use and
+  // std::runtime_error is thrown. max_size/keep apply from the next row.
+  void reconfigure(std::size_t ring_capacity, config::Rows file_settings);
+
+  std::size_t capacity() const;
+  std::size_t size() const;
+  std::uint64_t write_errors() const;
+  std::string last_write_error() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace lse::report

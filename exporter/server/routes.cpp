@@ -1,0 +1,255 @@
+// The endpoints of DESIGN §4 `listen:` and their HTTP semantics: methods per
+// path (405 with Allow), content types, gzip for the large bodies, HEAD.
+#include "server/routes.hpp"
+
+#include <boost/beast/http/field.hpp>
+#include <boost/beast/http/status.hpp>
+#include <boost/beast/http/verb.hpp>
+#include <charconv>
+#include <exception>
+#include <optional>
+
+#include "report/row_json.hpp"
+#include "server/encoding.hpp"
+#include "server/landing_page.hpp"
+
+namespace lse::server {
+namespace {
+
+namespace http = boost::beast::http;
+
+constexpr std::size_t kDefaultProbeLimit = 100;
+constexpr const char* kText = "text/plain; charset=utf-8";
+constexpr const char* kJson = "application/json";
+
+std::string_view sv(boost::beast::string_view s) { return {s.data(), s.size()}; }
+
+struct Parts {
+  std::string_view path, query;
+};
+
+Parts split_target(std::string_view target) {
+  // Absolute form ("http://host/metrics") is what some proxies send.
+  for (std::string_view scheme : {"http://", "https://"}) {
+    if (target.substr(0, scheme.size()) == scheme) {
+      target.remove_prefix(scheme.size());
+      auto slash = target.find('/');
+      target = slash == std::string_view::npos ? std::string_view("/") : target.substr(slash);
+      break;
+    }
+  }
+  auto q = target.find('?');
+  if (q == std::string_view::npos) return {target, {}};
+  return {target.substr(0, q), target.substr(q + 1)};
+}
+
+// First value of `name` in a query string, decoded; nullopt when absent.
+std::optional<std::string> query_param(std::string_view query, std::string_view name) {
+  while (!query.empty()) {
+    auto amp = query.find('&');
+    auto pair = query.substr(0, amp);
+    query = amp == std::string_view::npos ? std::string_view() : query.substr(amp + 1);
+    auto eq = pair.find('=');
+    if (query_decode(pair.substr(0, eq)) != name) continue;
+    return eq == std::string_view::npos ? std::string() : query_decode(pair.substr(eq + 1));
+  }
+  return std::nullopt;
+}
+
+void append_json_string(std::string& out, std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out += '"';
+  for (char ch : s) {
+    auto c = static_cast<unsigned char>(ch);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += ch;
+    } else if (c < 0x20) {
+      out += "\\u00";
+      out += kHex[c >> 4];
+      out += kHex[c & 0xF];
+    } else {
+      out += ch;
+    }
+  }
+  out += '"';
+}
+
+struct Outcome {
+  http::status status = http::status::ok;
+  std::string content_type = kText;
+  std::string body;
+  const char* allow = nullptr;  // for 405
+  bool compressible = false;    // worth gzip when the client asks
+  bool html = false;
+};
+
+Outcome text(http::status status, std::string body) {
+  Outcome o;
+  o.status = status;
+  o.body = std::move(body);
+  return o;
+}
+
+Outcome method_not_allowed(const char* allow) {
+  Outcome o = text(http::status::method_not_allowed, "Method Not Allowed\n");
+  o.allow = allow;
+  return o;
+}
+
+Outcome json_error(http::status status, std::string_view message) {
+  Outcome o;
+  o.status = status;
+  o.content_type = kJson;
+  o.body = "{\"error\":";
+  append_json_string(o.body, message);
+  o.body += '}';
+  return o;
+}
+
+Outcome probes(std::string_view query, const report::RowStore& rows) {
+  const std::size_t capacity = rows.capacity();
+  std::size_t limit = std::min(kDefaultProbeLimit, capacity);
+  if (auto l = query_param(query, "limit")) {
+    std::uint64_t n = 0;
+    auto [end, ec] = std::from_chars(l->data(), l->data() + l->size(), n);
+    const bool digits_only = !l->empty() && end == l->data() + l->size();
+    if (ec == std::errc::result_out_of_range && digits_only) {
+      n = capacity;  // absurdly large: as many as there are
+    } else if (ec != std::errc() || !digits_only || n == 0) {
+      return json_error(http::status::bad_request, "limit must be a positive integer (at most " +
+                                                       std::to_string(capacity) + ")");
+    }
+    limit = static_cast<std::size_t>(std::min<std::uint64_t>(n, capacity));
+  }
+  const std::string target = query_param(query, "target").value_or("");
+  Outcome o;
+  o.content_type = kJson;
+  o.compressible = true;
+  o.body = "{\"probes\":[";
+  bool first = true;
+  for (const auto& r : rows.latest(target, limit)) {
+    if (!first) o.body += ',';
+    first = false;
+    o.body += report::to_row_json(r);
+  }
+  o.body += "]}";
+  return o;
+}
+
+Outcome route(http::verb method, Parts parts, const RouteContext& ctx) {
+  const bool get = method == http::verb::get || method == http::verb::head;
+  const auto& hooks = ctx.hooks;
+  const std::string_view path = parts.path;
+
+  if (path == "/metrics") {
+    if (!get) return method_not_allowed("GET, HEAD");
+    Outcome o;
+    o.content_type = kMetricsContentType;
+    o.compressible = true;
+    if (hooks.metrics) o.body = hooks.metrics();
+    return o;
+  }
+  if (path == "/-/healthy") {
+    if (!get) return method_not_allowed("GET, HEAD");
+    return text(http::status::ok, "OK");
+  }
+  if (path == "/-/ready") {
+    if (!get) return method_not_allowed("GET, HEAD");
+    if (hooks.ready && hooks.ready()) return text(http::status::ok, "OK");
+    return text(http::status::service_unavailable, "Not ready");
+  }
+  if (path == "/-/reload") {
+    if (method != http::verb::post) return method_not_allowed("POST");
+    if (!hooks.reload) return text(http::status::internal_server_error, "reload not available\n");
+    auto [ok, message] = hooks.reload();
+    if (message.empty()) message = ok ? "OK" : "reload failed";
+    if (message.back() != '\n') message += '\n';
+    return text(ok ? http::status::ok : http::status::internal_server_error, std::move(message));
+  }
+  if (path == "/config") {
+    if (!get) return method_not_allowed("GET, HEAD");
+    if (!hooks.config_dump) return text(http::status::service_unavailable, "no configuration\n");
+    return text(http::status::ok, hooks.config_dump());
+  }
+  if (path == "/api/v1/probes") {
+    if (!get) return method_not_allowed("GET, HEAD");
+    return probes(parts.query, ctx.rows);
+  }
+  if (path == "/") {
+    if (!get) return method_not_allowed("GET, HEAD");
+    Outcome o;
+    o.content_type = "text/html; charset=utf-8";
+    o.html = true;
+    o.compressible = true;
+    o.body = render_landing_page(hooks.targets ? hooks.targets() : std::vector<TargetStatus>{},
+                                 ctx.rows.last_by_target(), ctx.now_unix);
+    return o;
+  }
+  return text(http::status::not_found, "Not Found\n");
+}
+
+}  // namespace
+
+std::string query_decode(std::string_view text) {
+  auto hex = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '+') {
+      out += ' ';
+    } else if (text[i] == '%' && i + 2 < text.size() && hex(text[i + 1]) >= 0 &&
+               hex(text[i + 2]) >= 0) {
+      out += static_cast<char>(hex(text[i + 1]) * 16 + hex(text[i + 2]));
+      i += 2;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
+Response handle_request(const Request& req, const RouteContext& ctx) {
+  Outcome o;
+  try {
+    o = route(req.method(), split_target(sv(req.target())), ctx);
+  } catch (const std::exception& e) {
+    o = text(http::status::internal_server_error,
+             std::string("internal error: ") + e.what() + "\n");
+  } catch (...) {
+    o = text(http::status::internal_server_error, "internal error\n");
+  }
+
+  Response res{o.status, req.version()};
+  res.set(http::field::server, "llm-stream-exporter");
+  res.set(http::field::content_type, o.content_type);
+  res.set("X-Content-Type-Options", "nosniff");
+  if (o.allow) res.set(http::field::allow, o.allow);
+  if (o.html)
+    res.set("Content-Security-Policy",
+            "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'");
+  if (o.compressible) {
+    res.set(http::field::vary, "Accept-Encoding");
+    if (o.status == http::status::ok && accepts_gzip(sv(req[http::field::accept_encoding]))) {
+      try {
+        o.body = gzip(o.body);
+        res.set(http::field::content_encoding, "gzip");
+      } catch (const std::exception&) {
+        // Uncompressed is always acceptable.
+      }
+    }
+  }
+  res.body() = std::move(o.body);
+  res.keep_alive(req.keep_alive());
+  res.prepare_payload();
+  // HEAD: same headers (Content-Length of the would-be body), no body.
+  if (req.method() == http::verb::head) res.body().clear();
+  return res;
+}
+
+}  // namespace lse::server

@@ -1,0 +1,35 @@
+// Request -> response for every endpoint, without sockets: the connection
+// handling in server.cpp stays about HTTP framing and limits, and the routes
+// are testable as plain function calls.
+#pragma once
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <string>
+#include <string_view>
+
+#include "report/row_store.hpp"
+#include "server/server.hpp"
+
+namespace lse::server {
+
+using Request = boost::beast::http::request<boost::beast::http::string_body>;
+using Response = boost::beast::http::response<boost::beast::http::string_body>;
+
+inline constexpr const char* kMetricsContentType = "text/plain; version=0.0.4; charset=utf-8";
+
+// Everything a route may read. `now_unix` is the wall clock for ages on the
+// landing page (injected so tests are deterministic).
+struct RouteContext {
+  const Hooks& hooks;
+  const report::RowStore& rows;
+  double now_unix = 0;
+};
+
+// Builds the complete response (status, headers, body, keep-alive, gzip,
+// HEAD without body, Content-Length). Never throws: a failing hook is a 500.
+Response handle_request(const Request& request, const RouteContext& context);
+
+// Decodes %XX and '+' of a query component; nullopt-free: bad escapes are kept.
+std::string query_decode(std::string_view text);
+
+}  // namespace lse::server

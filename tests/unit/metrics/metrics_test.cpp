@@ -1,0 +1,568 @@
+// Metrics: series lifecycle across reloads and the exact values record()
+// produces, read back through a parse of render()'s exposition text.
+#include "metrics/metrics.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <regex>
+#include <set>
+#include <thread>
+
+#include "exposition.hpp"
+
+namespace lse::metrics {
+namespace {
+
+using lse::testing::count_samples;
+using lse::testing::Exposition;
+using lse::testing::parse_exposition;
+using lse::testing::value_of;
+using Labels = std::map<std::string, std::string>;
+
+config::Target make_target(std::string name, std::string model, std::vector<std::string> prompts) {
+  config::Target t;
+  t.name = std::move(name);
+  t.url = "http://127.0.0.1:1/v1";
+  t.model = std::move(model);
+  t.prompts = std::move(prompts);
+  return t;
+}
+
+config::Config make_config(std::vector<config::Target> targets) {
+  config::Config c;
+  for (const auto& t : targets)
+    for (const auto& p : t.prompts) c.prompts[p] = config::Prompt{p, "text of " + p, "inline"};
+  c.targets = std::move(targets);
+  return c;
+}
+
+Labels series(const std::string& target, const std::string& model, const std::string& prompt) {
+  return {{"target", target}, {"model", model}, {"prompt", prompt}};
+}
+Labels plus(Labels l, const std::string& k, const std::string& v) {
+  l[k] = v;
+  return l;
+}
+
+probe::ProbeResult success(const std::string& target, const std::string& model,
+                           const std::string& prompt) {
+  probe::ProbeResult r;
+  r.ts = 1700000000;
+  r.target = target;
+  r.model = model;
+  r.prompt = prompt;
+  r.host = "probe-host";
+  r.ok = true;
+  r.http_status = 200;
+  r.phases[static_cast<int>(probe::Phase::resolve)] = 0.002;
+  r.phases[static_cast<int>(probe::Phase::connect)] = 0.004;
+  r.phases[static_cast<int>(probe::Phase::request)] = 0.0005;
+  r.phases[static_cast<int>(probe::Phase::headers)] = 0.2;
+  r.phases[static_cast<int>(probe::Phase::first_token)] = 0.1;
+  r.ttft = 0.3065;
+  r.gaps = {0.01, 0.3, 0.05, 0.3, 0.6};
+  r.chunks = 6;
+  r.stalls = 3;
+  r.stall_seconds = 1.2;
+  r.gap_p50 = 0.3;
+  r.gap_p95 = 0.6;
+  r.gap_max = 0.6;
+  r.tail = 0.02;
+  r.duration = 1.6;
+  r.prompt_tokens = 12;
+  r.completion_tokens = 40;
+  r.output_tokens_per_second = 31.25;
+  r.finish_reason = "stop";
+  return r;
+}
+
+class MetricsTest : public ::testing::Test {
+ protected:
+  Metrics metrics{BuildInfo{"1.2.3", "abcdef"}};
+  Exposition scrape() const {
+    auto e = parse_exposition(metrics.render());
+    EXPECT_TRUE(e.bad_lines.empty()) << e.bad_lines.front();
+    return e;
+  }
+};
+
+TEST_F(MetricsTest, BuildInfoAndReloadGauges) {
+  metrics.set_reload_result(true, 1234.5);
+  auto e = scrape();
+  EXPECT_EQ(
+      value_of(e, "llm_stream_exporter_build_info", {{"version", "1.2.3"}, {"revision", "abcdef"}}),
+      1.0);
+  EXPECT_EQ(value_of(e, "llm_stream_exporter_config_last_reload_successful", {}), 1.0);
+  EXPECT_EQ(value_of(e, "llm_stream_exporter_config_last_reload_success_timestamp_seconds", {}),
+            1234.5);
+  metrics.set_reload_result(false, 9999);
+  e = scrape();
+  EXPECT_EQ(value_of(e, "llm_stream_exporter_config_last_reload_successful", {}), 0.0);
+  // A failed reload keeps the time of the last good one.
+  EXPECT_EQ(value_of(e, "llm_stream_exporter_config_last_reload_success_timestamp_seconds", {}),
+            1234.5);
+  EXPECT_EQ(e.type["llm_stream_exporter_build_info"], "gauge");
+}
+
+TEST_F(MetricsTest, EveryConfiguredSeriesExistsAtZeroBeforeAnyProbe) {
+  auto t = make_target("openai", "gpt-4o-mini", {"short", "long"});
+  t.stall_threshold = std::chrono::milliseconds(300);
+  metrics.apply_config(make_config({t}));
+  auto e = scrape();
+
+  for (const char* prompt : {"short", "long"}) {
+    auto l = series("openai", "gpt-4o-mini", prompt);
+    EXPECT_EQ(value_of(e, "llm_stream_probes_total", plus(l, "result", "success")), 0.0);
+    EXPECT_EQ(value_of(e, "llm_stream_probes_total", plus(l, "result", "failure")), 0.0);
+    for (auto reason : probe::kAllFailureReasons)
+      EXPECT_EQ(value_of(e, "llm_stream_probe_failures_total",
+                         plus(l, "reason", std::string(probe::to_string(reason)))),
+                0.0)
+          << probe::to_string(reason);
+    for (const char* c : {"llm_stream_stalls_total", "llm_stream_stall_seconds_total",
+                          "llm_stream_stalled_probes_total", "llm_stream_chunks_total",
+                          "llm_stream_output_tokens_total", "llm_stream_input_tokens_total",
+                          "llm_stream_warmup_probes_total", "llm_stream_last_probe_success",
+                          "llm_stream_last_probe_timestamp_seconds"})
+      EXPECT_EQ(value_of(e, c, l), 0.0) << c;
+    for (const char* h : {"llm_stream_time_to_first_token_seconds",
+                          "llm_stream_inter_chunk_gap_seconds", "llm_stream_probe_gap_p95_seconds",
+                          "llm_stream_probe_max_gap_seconds", "llm_stream_tail_seconds",
+                          "llm_stream_duration_seconds", "llm_stream_output_tokens_per_second"}) {
+      EXPECT_EQ(value_of(e, std::string(h) + "_count", l), 0.0) << h;
+      EXPECT_EQ(value_of(e, std::string(h) + "_sum", l), 0.0) << h;
+      EXPECT_EQ(value_of(e, std::string(h) + "_bucket", plus(l, "le", "+Inf")), 0.0) << h;
+    }
+    for (auto phase : probe::kAllPhases)
+      EXPECT_EQ(
+          value_of(e, "llm_stream_phase_seconds_count", plus(l, "phase", probe::to_string(phase))),
+          0.0);
+    for (const char* shape : {"queue", "transport", "long_answer", "shared_capacity"})
+      EXPECT_EQ(value_of(e, "llm_stream_diagnosis", plus(l, "shape", shape)), 0.0) << shape;
+  }
+  EXPECT_EQ(value_of(e, "llm_stream_stall_threshold_seconds", {{"target", "openai"}}), 0.3);
+  // Finish reasons only appear once seen.
+  EXPECT_EQ(count_samples(e, "llm_stream_finish_reasons_total"), 0u);
+
+  // Types and help texts are there for every family.
+  EXPECT_EQ(e.type["llm_stream_inter_chunk_gap_seconds"], "histogram");
+  EXPECT_EQ(e.type["llm_stream_stalls_total"], "counter");
+  EXPECT_EQ(e.type["llm_stream_last_probe_success"], "gauge");
+  EXPECT_EQ(e.type["llm_stream_diagnosis"], "gauge");
+  for (const auto& [name, type] : e.type) EXPECT_FALSE(e.help[name].empty()) << name;
+}
+
+TEST_F(MetricsTest, DefaultBucketsComeFromConfig) {
+  auto c = make_config({make_target("t", "m", {"p"})});
+  metrics.apply_config(c);
+  auto e = scrape();
+  auto l = series("t", "m", "p");
+  auto bounds = [&](const std::string& name, const Labels& labels) {
+    std::vector<double> les;
+    for (const auto& s : e.samples) {
+      if (s.name != name) continue;
+      bool match = true;
+      for (const auto& [k, v] : labels)
+        if (s.labels.count(k) == 0 || s.labels.at(k) != v) match = false;
+      if (match && s.labels.at("le") != "+Inf")
+        les.push_back(lse::testing::parse_number(s.labels.at("le")));
+    }
+    return les;
+  };
+  EXPECT_EQ(bounds("llm_stream_inter_chunk_gap_seconds_bucket", l), c.buckets.gap);
+  EXPECT_EQ(bounds("llm_stream_probe_gap_p95_seconds_bucket", l), c.buckets.gap);
+  EXPECT_EQ(bounds("llm_stream_probe_max_gap_seconds_bucket", l), c.buckets.gap);
+  EXPECT_EQ(bounds("llm_stream_time_to_first_token_seconds_bucket", l), c.buckets.ttft);
+  EXPECT_EQ(bounds("llm_stream_duration_seconds_bucket", l), c.buckets.duration);
+  EXPECT_EQ(bounds("llm_stream_tail_seconds_bucket", l), c.buckets.tail);
+  EXPECT_EQ(bounds("llm_stream_phase_seconds_bucket", plus(l, "phase", "tls")), c.buckets.phase);
+  EXPECT_EQ(bounds("llm_stream_output_tokens_per_second_bucket", l), c.buckets.tokens_per_second);
+  // DESIGN §3: the default stall threshold is a gap bucket boundary.
+  EXPECT_NE(std::find(c.buckets.gap.begin(), c.buckets.gap.end(), 0.25), c.buckets.gap.end());
+}
+
+TEST_F(MetricsTest, SuccessfulProbeRecordsEverything) {
+  metrics.apply_config(make_config({make_target("t", "m", {"p"})}));
+  metrics.record(success("t", "m", "p"));
+  auto e = scrape();
+  auto l = series("t", "m", "p");
+
+  EXPECT_EQ(value_of(e, "llm_stream_probes_total", plus(l, "result", "success")), 1.0);
+  EXPECT_EQ(value_of(e, "llm_stream_probes_total", plus(l, "result", "failure")), 0.0);
+  EXPECT_EQ(value_of(e, "llm_stream_stalls_total", l), 3.0);
+  EXPECT_DOUBLE_EQ(*value_of(e, "llm_stream_stall_seconds_total", l), 1.2);
+  EXPECT_EQ(value_of(e, "llm_stream_stalled_probes_total", l), 1.0);
+  EXPECT_EQ(value_of(e, "llm_stream_chunks_total", l), 6.0);
+  EXPECT_EQ(value_of(e, "llm_stream_input_tokens_total", l), 12.0);
+  EXPECT_EQ(value_of(e, "llm_stream_output_tokens_total", l), 40.0);
+  EXPECT_EQ(value_of(e, "llm_stream_finish_reasons_total", plus(l, "reason", "stop")), 1.0);
+  EXPECT_EQ(value_of(e, "llm_stream_last_probe_success", l), 1.0);
+  EXPECT_DOUBLE_EQ(*value_of(e, "llm_stream_last_probe_timestamp_seconds", l), 1700000001.6);
+
+  // Gap histogram: one observation per gap; 0.3 lands in le=0.3, not le=0.25.
+  const std::string gap = "llm_stream_inter_chunk_gap_seconds";
+  EXPECT_EQ(value_of(e, gap + "_count", l), 5.0);
+  EXPECT_DOUBLE_EQ(*value_of(e, gap + "_sum", l), 1.26);
+  EXPECT_EQ(value_of(e, gap + "_bucket", plus(l, "le", "0.01")), 1.0);
+  EXPECT_EQ(value_of(e, gap + "_bucket", plus(l, "le", "0.25")), 2.0);
+  EXPECT_EQ(value_of(e, gap + "_bucket", plus(l, "le", "0.3")), 4.0);
+  EXPECT_EQ(value_of(e, gap + "_bucket", plus(l, "le", "0.5")), 4.0);
+  EXPECT_EQ(value_of(e, gap + "_bucket", plus(l, "le", "0.75")), 5.0);
+  EXPECT_EQ(value_of(e, gap + "_bucket", plus(l, "le", "+Inf")), 5.0);
+
+  // One observation per probe for the per-stream summaries.
+  EXPECT_EQ(value_of(e, "llm_stream_probe_gap_p95_seconds_count", l), 1.0);
+  EXPECT_DOUBLE_EQ(*value_of(e, "llm_stream_probe_gap_p95_seconds_sum", l), 0.6);
+  EXPECT_EQ(value_of(e, "llm_stream_probe_max_gap_seconds_bucket", plus(l, "le", "0.5")), 0.0);
+  EXPECT_EQ(value_of(e, "llm_stream_probe_max_gap_seconds_bucket", plus(l, "le", "0.75")), 1.0);
+  EXPECT_EQ(value_of(e, "llm_stream_time_to_first_token_seconds_count", l), 1.0);
+  EXPECT_DOUBLE_EQ(*value_of(e, "llm_stream_time_to_first_token_seconds_sum", l), 0.3065);
+  EXPECT_EQ(value_of(e, "llm_stream_tail_seconds_count", l), 1.0);
+  EXPECT_EQ(value_of(e, "llm_stream_duration_seconds_count", l), 1.0);
+  EXPECT_DOUBLE_EQ(*value_of(e, "llm_stream_duration_seconds_sum", l), 1.6);
+  EXPECT_EQ(value_of(e, "llm_stream_output_tokens_per_second_count", l), 1.0);
+  EXPECT_DOUBLE_EQ(*value_of(e, "llm_stream_output_tokens_per_second_sum", l), 31.25);
+
+  // Phases: present ones observed once, tls (reused connection) not at all.
+  EXPECT_EQ(value_of(e, "llm_stream_phase_seconds_count", plus(l, "phase", "resolve")), 1.0);
+  EXPECT_EQ(value_of(e, "llm_stream_phase_seconds_count", plus(l, "phase", "headers")), 1.0);
+  EXPECT_DOUBLE_EQ(*value_of(e, "llm_stream_phase_seconds_sum", plus(l, "phase", "headers")), 0.2);
+  EXPECT_EQ(value_of(e, "llm_stream_phase_seconds_count", plus(l, "phase", "tls")), 0.0);
+}
+
+TEST_F(MetricsTest, FailedProbeCountsWhatHappenedBeforeTheFailure) {
+  metrics.apply_config(make_config({make_target("t", "m", {"p"})}));
+  metrics.record(success("t", "m", "p"));
+  auto r = success("t", "m", "p");
+  r.ok = false;
+  r.reason = probe::FailureReason::timeout_idle;
+  r.gaps = {0.02, 0.4};
+  r.chunks = 3;
+  r.stalls = 1;
+  r.stall_seconds = 0.4;
+  r.tail.reset();
+  r.prompt_tokens = -1;
+  r.completion_tokens = -1;
+  r.output_tokens_per_second.reset();
+  r.finish_reason.clear();
+  r.duration = 30.5;
+  r.ts = 1700000100;
+  metrics.record(r);
+  auto e = scrape();
+  auto l = series("t", "m", "p");
+
+  EXPECT_EQ(value_of(e, "llm_stream_probes_total", plus(l, "result", "success")), 1.0);
+  EXPECT_EQ(value_of(e, "llm_stream_probes_total", plus(l, "result", "failure")), 1.0);
+  EXPECT_EQ(value_of(e, "llm_stream_probe_failures_total", plus(l, "reason", "timeout_idle")), 1.0);
+  EXPECT_EQ(value_of(e, "llm_stream_probe_failures_total", plus(l, "reason", "timeout_total")),
+            0.0);
+  EXPECT_EQ(value_of(e, "llm_stream_last_probe_success", l), 0.0);
+  EXPECT_DOUBLE_EQ(*value_of(e, "llm_stream_last_probe_timestamp_seconds", l), 1700000130.5);
+  EXPECT_EQ(value_of(e, "llm_stream_duration_seconds_count", l), 2.0);
+  EXPECT_EQ(value_of(e, "llm_stream_inter_chunk_gap_seconds_count", l), 7.0);
+  EXPECT_EQ(value_of(e, "llm_stream_stalls_total", l), 4.0);
+  EXPECT_DOUBLE_EQ(*value_of(e, "llm_stream_stall_seconds_total", l), 1.6);
+  EXPECT_EQ(value_of(e, "llm_stream_stalled_probes_total", l), 2.0);
+  EXPECT_EQ(value_of(e, "llm_stream_chunks_total", l), 9.0);
+  EXPECT_EQ(value_of(e, "llm_stream_phase_seconds_count", plus(l, "phase", "first_token")), 2.0);
+  EXPECT_EQ(value_of(e, "llm_stream_time_to_first_token_seconds_count", l), 2.0);
+  // Whole-stream summaries of a cut-off stream are not observed.
+  EXPECT_EQ(value_of(e, "llm_stream_probe_gap_p95_seconds_count", l), 1.0);
+  EXPECT_EQ(value_of(e, "llm_stream_probe_max_gap_seconds_count", l), 1.0);
+  EXPECT_EQ(value_of(e, "llm_stream_tail_seconds_count", l), 1.0);
+  EXPECT_EQ(value_of(e, "llm_stream_output_tokens_per_second_count", l), 1.0);
+  EXPECT_EQ(value_of(e, "llm_stream_output_tokens_total", l), 40.0);
+}
+
+TEST_F(MetricsTest, ConnectFailureOnlyCountsTheFailureAndCompletedPhases) {
+  metrics.apply_config(make_config({make_target("t", "m", {"p"})}));
+  probe::ProbeResult r;
+  r.target = "t";
+  r.model = "m";
+  r.prompt = "p";
+  r.ok = false;
+  r.reason = probe::FailureReason::connect;
+  r.phases[static_cast<int>(probe::Phase::resolve)] = 0.001;
+  r.duration = 0.05;
+  metrics.record(r);
+  auto e = scrape();
+  auto l = series("t", "m", "p");
+  EXPECT_EQ(value_of(e, "llm_stream_probe_failures_total", plus(l, "reason", "connect")), 1.0);
+  EXPECT_EQ(value_of(e, "llm_stream_phase_seconds_count", plus(l, "phase", "resolve")), 1.0);
+  EXPECT_EQ(value_of(e, "llm_stream_phase_seconds_count", plus(l, "phase", "connect")), 0.0);
+  EXPECT_EQ(value_of(e, "llm_stream_time_to_first_token_seconds_count", l), 0.0);
+  EXPECT_EQ(value_of(e, "llm_stream_stalled_probes_total", l), 0.0);
+  EXPECT_EQ(value_of(e, "llm_stream_input_tokens_total", l), 0.0);
+  EXPECT_EQ(count_samples(e, "llm_stream_finish_reasons_total"), 0u);
+}
+
+TEST_F(MetricsTest, WarmupOnlyCountsTheWarmupCounter) {
+  metrics.apply_config(make_config({make_target("t", "m", {"p"})}));
+  const std::string before = metrics.render();
+  auto r = success("t", "m", "p");
+  r.warmup = true;
+  metrics.record(r);
+  metrics.record(r);
+  auto e = scrape();
+  auto l = series("t", "m", "p");
+  EXPECT_EQ(value_of(e, "llm_stream_warmup_probes_total", l), 2.0);
+
+  // Every other sample is unchanged.
+  auto b = parse_exposition(before);
+  ASSERT_EQ(b.samples.size(), e.samples.size());
+  for (std::size_t i = 0; i < e.samples.size(); ++i) {
+    if (e.samples[i].name == "llm_stream_warmup_probes_total") continue;
+    EXPECT_EQ(e.samples[i].name, b.samples[i].name);
+    EXPECT_EQ(e.samples[i].value, b.samples[i].value) << e.samples[i].name;
+  }
+}
+
+TEST_F(MetricsTest, FinishReasonsAreBoundedToKnownValues) {
+  metrics.apply_config(make_config({make_target("t", "m", {"p"})}));
+  auto r = success("t", "m", "p");
+  for (const char* reason :
+       {"length", "MAX_TOKENS", "content_filter", "end_turn", "weird\"value", "stop", "banana"}) {
+    r.finish_reason = reason;
+    metrics.record(r);
+  }
+  auto e = scrape();
+  auto l = series("t", "m", "p");
+  EXPECT_EQ(value_of(e, "llm_stream_finish_reasons_total", plus(l, "reason", "length")), 2.0);
+  EXPECT_EQ(value_of(e, "llm_stream_finish_reasons_total", plus(l, "reason", "content_filter")),
+            1.0);
+  EXPECT_EQ(value_of(e, "llm_stream_finish_reasons_total", plus(l, "reason", "other")), 2.0);
+  // Dialect synonyms count under the OpenAI name.
+  EXPECT_EQ(value_of(e, "llm_stream_finish_reasons_total", plus(l, "reason", "stop")), 2.0);
+  EXPECT_EQ(count_samples(e, "llm_stream_finish_reasons_total"), 4u);
+}
+
+TEST_F(MetricsTest, UnconfiguredResultsAreDropped) {
+  metrics.apply_config(make_config({make_target("t", "m", {"p"})}));
+  metrics.record(success("t", "m", "nope"));
+  metrics.record(success("other", "m", "p"));
+  auto e = scrape();
+  EXPECT_EQ(
+      value_of(e, "llm_stream_probes_total", plus(series("t", "m", "p"), "result", "success")),
+      0.0);
+  for (const auto& s : e.samples) {
+    if (s.labels.count("target")) {
+      EXPECT_EQ(s.labels.at("target"), "t");
+    }
+  }
+}
+
+TEST_F(MetricsTest, ReloadRemovingAPromptRemovesItsSeriesAndKeepsOthers) {
+  metrics.apply_config(
+      make_config({make_target("t", "m", {"a", "b"}), make_target("u", "m2", {"a"})}));
+  metrics.record(success("t", "m", "a"));
+  metrics.record(success("t", "m", "b"));
+  metrics.record(success("u", "m2", "a"));
+  auto r = success("t", "m", "b");
+  r.finish_reason = "length";
+  metrics.record(r);
+
+  metrics.apply_config(make_config({make_target("t", "m", {"a"}), make_target("u", "m2", {"a"})}));
+  auto e = scrape();
+  for (const auto& s : e.samples) {
+    if (s.labels.count("prompt")) {
+      EXPECT_NE(s.labels.at("prompt"), "b") << s.name;
+    }
+  }
+  EXPECT_EQ(
+      value_of(e, "llm_stream_probes_total", plus(series("t", "m", "a"), "result", "success")),
+      1.0);
+  EXPECT_EQ(value_of(e, "llm_stream_inter_chunk_gap_seconds_count", series("t", "m", "a")), 5.0);
+  EXPECT_EQ(
+      value_of(e, "llm_stream_probes_total", plus(series("u", "m2", "a"), "result", "success")),
+      1.0);
+
+  // A late result for the removed prompt is dropped, not resurrected.
+  metrics.record(success("t", "m", "b"));
+  e = scrape();
+  EXPECT_FALSE(
+      value_of(e, "llm_stream_probes_total", plus(series("t", "m", "b"), "result", "success")));
+
+  // Adding it back starts from zero.
+  metrics.apply_config(
+      make_config({make_target("t", "m", {"a", "b"}), make_target("u", "m2", {"a"})}));
+  e = scrape();
+  EXPECT_EQ(
+      value_of(e, "llm_stream_probes_total", plus(series("t", "m", "b"), "result", "success")),
+      0.0);
+  EXPECT_EQ(count_samples(e, "llm_stream_finish_reasons_total"), 2u);  // t/a and u/a stop; t/b gone
+}
+
+TEST_F(MetricsTest, ReloadRemovingATargetRemovesItsThresholdAndSeries) {
+  metrics.apply_config(make_config({make_target("t", "m", {"a"}), make_target("u", "m", {"a"})}));
+  metrics.apply_config(make_config({make_target("u", "m", {"a"})}));
+  auto e = scrape();
+  EXPECT_FALSE(value_of(e, "llm_stream_stall_threshold_seconds", {{"target", "t"}}));
+  EXPECT_EQ(value_of(e, "llm_stream_stall_threshold_seconds", {{"target", "u"}}), 0.25);
+  for (const auto& s : e.samples) {
+    if (s.labels.count("target")) {
+      EXPECT_EQ(s.labels.at("target"), "u") << s.name;
+    }
+  }
+}
+
+TEST_F(MetricsTest, ModelChangeReplacesTheTargetsSeries) {
+  metrics.apply_config(make_config({make_target("t", "old", {"a"})}));
+  metrics.record(success("t", "old", "a"));
+  metrics.apply_config(make_config({make_target("t", "new", {"a"})}));
+  auto e = scrape();
+  for (const auto& s : e.samples) {
+    if (s.labels.count("model")) {
+      EXPECT_EQ(s.labels.at("model"), "new") << s.name;
+    }
+  }
+  EXPECT_EQ(
+      value_of(e, "llm_stream_probes_total", plus(series("t", "new", "a"), "result", "success")),
+      0.0);
+}
+
+TEST_F(MetricsTest, BucketOverrideTakesEffectOnReload) {
+  auto c = make_config({make_target("t", "m", {"p"})});
+  metrics.apply_config(c);
+  metrics.record(success("t", "m", "p"));
+
+  c.buckets.gap = {0.1, 0.5, 1};
+  metrics.apply_config(c);
+  auto e = scrape();
+  auto l = series("t", "m", "p");
+  // Gap-bucketed histograms are rebuilt with the new bounds (and start over) ...
+  EXPECT_EQ(count_samples(e, "llm_stream_inter_chunk_gap_seconds_bucket"), 4u);
+  EXPECT_EQ(value_of(e, "llm_stream_inter_chunk_gap_seconds_bucket", plus(l, "le", "0.5")), 0.0);
+  EXPECT_EQ(count_samples(e, "llm_stream_probe_max_gap_seconds_bucket"), 4u);
+  EXPECT_EQ(count_samples(e, "llm_stream_probe_gap_p95_seconds_bucket"), 4u);
+  // ... while other histograms and the counters keep their values.
+  EXPECT_EQ(value_of(e, "llm_stream_time_to_first_token_seconds_count", l), 1.0);
+  EXPECT_EQ(value_of(e, "llm_stream_stalls_total", l), 3.0);
+
+  metrics.record(success("t", "m", "p"));
+  e = scrape();
+  EXPECT_EQ(value_of(e, "llm_stream_inter_chunk_gap_seconds_bucket", plus(l, "le", "0.1")), 2.0);
+  EXPECT_EQ(value_of(e, "llm_stream_inter_chunk_gap_seconds_bucket", plus(l, "le", "0.5")), 4.0);
+  EXPECT_EQ(value_of(e, "llm_stream_inter_chunk_gap_seconds_bucket", plus(l, "le", "1")), 5.0);
+
+  c.buckets.ttft = {1, 2};
+  c.buckets.phase = {0.5};
+  metrics.apply_config(c);
+  e = scrape();
+  EXPECT_EQ(count_samples(e, "llm_stream_time_to_first_token_seconds_bucket"), 3u);
+  EXPECT_EQ(count_samples(e, "llm_stream_phase_seconds_bucket"), 6u * 2u);
+  EXPECT_EQ(value_of(e, "llm_stream_inter_chunk_gap_seconds_count", l), 5.0);
+}
+
+TEST_F(MetricsTest, InvalidBucketsAreRejectedAndTheOldSeriesKept) {
+  auto c = make_config({make_target("t", "m", {"p"})});
+  metrics.apply_config(c);
+  metrics.record(success("t", "m", "p"));
+  auto bad = c;
+  bad.buckets.gap = {0.5, 0.1};
+  bad.targets.push_back(make_target("u", "m", {"p"}));
+  EXPECT_THROW(metrics.apply_config(bad), std::invalid_argument);
+  bad.buckets.gap = {};
+  EXPECT_THROW(metrics.apply_config(bad), std::invalid_argument);
+  auto e = scrape();
+  EXPECT_EQ(value_of(e, "llm_stream_inter_chunk_gap_seconds_count", series("t", "m", "p")), 5.0);
+  EXPECT_EQ(count_samples(e, "llm_stream_inter_chunk_gap_seconds_bucket"),
+            c.buckets.gap.size() + 1);
+  EXPECT_FALSE(value_of(e, "llm_stream_stall_threshold_seconds", {{"target", "u"}}));
+}
+
+TEST_F(MetricsTest, StallThresholdFollowsReload) {
+  auto t = make_target("t", "m", {"p"});
+  metrics.apply_config(make_config({t}));
+  t.stall_threshold = std::chrono::milliseconds(500);
+  metrics.apply_config(make_config({t}));
+  EXPECT_EQ(value_of(scrape(), "llm_stream_stall_threshold_seconds", {{"target", "t"}}), 0.5);
+}
+
+TEST_F(MetricsTest, DiagnosisVerdicts) {
+  metrics.apply_config(make_config({make_target("t", "m", {"p"})}));
+  metrics.set_diagnosis("t", "m", "p", "transport", true);
+  metrics.set_diagnosis("t", "m", "p", "long answer", true);
+  metrics.set_diagnosis("t", "m", "p", "queue", false);
+  metrics.set_diagnosis("t", "m", "p", "made_up", true);       // ignored
+  metrics.set_diagnosis("gone", "m", "p", "transport", true);  // ignored
+  auto e = scrape();
+  auto l = series("t", "m", "p");
+  EXPECT_EQ(value_of(e, "llm_stream_diagnosis", plus(l, "shape", "transport")), 1.0);
+  EXPECT_EQ(value_of(e, "llm_stream_diagnosis", plus(l, "shape", "long_answer")), 1.0);
+  EXPECT_EQ(value_of(e, "llm_stream_diagnosis", plus(l, "shape", "queue")), 0.0);
+  EXPECT_EQ(value_of(e, "llm_stream_diagnosis", plus(l, "shape", "shared_capacity")), 0.0);
+  EXPECT_EQ(count_samples(e, "llm_stream_diagnosis"), 4u);
+}
+
+TEST_F(MetricsTest, RenderOfTenTargetsByThreePromptsIsWellFormed) {
+  std::vector<config::Target> targets;
+  for (int i = 0; i < 10; ++i)
+    targets.push_back(make_target("target-" + std::to_string(i),
+                                  "model \"q\"\\" + std::to_string(i),
+                                  {"short", "medium", "long"}));
+  metrics.apply_config(make_config(targets));
+  for (const auto& t : targets)
+    for (const auto& p : t.prompts) metrics.record(success(t.name, t.model, p));
+  const std::string text = metrics.render();
+
+  const std::regex help(R"(^# HELP [a-zA-Z_:][a-zA-Z0-9_:]* \S.*$)");
+  const std::regex type(R"(^# TYPE [a-zA-Z_:][a-zA-Z0-9_:]* (counter|gauge|histogram)$)");
+  const std::regex sample(
+      R"re(^[a-zA-Z_:][a-zA-Z0-9_:]*(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\\n]|\\.)*",?)*\})? (-?[0-9.eE+-]+|\+Inf|-Inf|NaN)$)re");
+  std::istringstream in(text);
+  std::string line, current_family;
+  std::set<std::string> families;
+  std::size_t samples = 0;
+  while (std::getline(in, line)) {
+    ASSERT_FALSE(line.empty());
+    if (std::regex_match(line, help)) {
+      current_family = line.substr(7, line.find(' ', 7) - 7);
+      EXPECT_TRUE(families.insert(current_family).second) << "family twice: " << current_family;
+    } else if (std::regex_match(line, type)) {
+      EXPECT_EQ(line.substr(7, line.find(' ', 7) - 7), current_family);
+    } else {
+      ASSERT_TRUE(std::regex_match(line, sample)) << line;
+      // Every sample belongs to the family announced above it.
+      EXPECT_EQ(line.rfind(current_family, 0), 0u) << line;
+      ++samples;
+    }
+  }
+  EXPECT_EQ(families.size(), 25u);
+  auto e = parse_exposition(text);
+  EXPECT_TRUE(e.bad_lines.empty());
+  EXPECT_EQ(e.samples.size(), samples);
+  EXPECT_EQ(count_samples(e, "llm_stream_probes_total"), 10u * 3u * 2u);
+  EXPECT_EQ(count_samples(e, "llm_stream_probe_failures_total"), 10u * 3u * 13u);
+  EXPECT_EQ(count_samples(e, "llm_stream_stall_threshold_seconds"), 10u);
+  // Label escaping survives the round trip.
+  EXPECT_EQ(value_of(e, "llm_stream_chunks_total", series("target-3", "model \"q\"\\3", "medium")),
+            6.0);
+}
+
+TEST_F(MetricsTest, ConcurrentRecordRenderAndReload) {
+  auto full = make_config({make_target("t", "m", {"a", "b"}), make_target("u", "m", {"a"})});
+  auto part = make_config({make_target("t", "m", {"a"})});
+  part.buckets.gap = {0.1, 1};
+  metrics.apply_config(full);
+  std::atomic<bool> done{false};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 3; ++i)
+    threads.emplace_back([&, i] {
+      auto r = success(i == 2 ? "u" : "t", "m", i == 1 ? "b" : "a");
+      r.finish_reason = i == 0 ? "stop" : "length";
+      while (!done) metrics.record(r);
+    });
+  threads.emplace_back([&] {
+    while (!done) EXPECT_FALSE(metrics.render().empty());
+  });
+  for (int i = 0; i < 200; ++i) metrics.apply_config(i % 2 ? full : part);
+  done = true;
+  for (auto& t : threads) t.join();
+  auto e = scrape();
+  EXPECT_TRUE(
+      value_of(e, "llm_stream_probes_total", plus(series("t", "m", "b"), "result", "success")));
+}
+
+}  // namespace
+}  // namespace lse::metrics

@@ -1,0 +1,215 @@
+// Raw rows (DESIGN §6): exact output for a known probe, round trip through
+// the reader, and rejection of malformed lines with a message.
+#include "report/row_json.hpp"
+
+#include <gtest/gtest.h>
+
+namespace lse::report {
+namespace {
+
+probe::ProbeResult full_result() {
+  probe::ProbeResult r;
+  r.ts = 1700000000.25;
+  r.target = "openai-mini";
+  r.model = "gpt-4o-mini";
+  r.prompt = "short";
+  r.host = "probe-1";
+  r.ok = true;
+  r.http_status = 200;
+  r.phases[static_cast<int>(probe::Phase::resolve)] = 0.0012;
+  r.phases[static_cast<int>(probe::Phase::connect)] = 0.0101;
+  r.phases[static_cast<int>(probe::Phase::tls)] = 0.02;
+  r.phases[static_cast<int>(probe::Phase::request)] = 0.0001;
+  r.phases[static_cast<int>(probe::Phase::headers)] = 0.3;
+  r.phases[static_cast<int>(probe::Phase::first_token)] = 0.1234567;
+  r.ttft = 0.4548567;
+  r.gaps = {0.0, 0.021, 0.3004, 0.0455};
+  r.chunks = 5;
+  r.stalls = 1;
+  r.stall_seconds = 0.3004;
+  r.gap_p50 = 0.021;
+  r.gap_p95 = 0.3004;
+  r.gap_max = 0.3004;
+  r.tail = 0.002;
+  r.duration = 0.8244;
+  r.prompt_tokens = 14;
+  r.completion_tokens = 9;
+  r.finish_reason = "stop";
+  return r;
+}
+
+TEST(RowJson, ExactRowForAKnownProbe) {
+  EXPECT_EQ(to_row_json(full_result()),
+            R"({"ts":1700000000.250,"target":"openai-mini","model":"gpt-4o-mini","prompt":"short",)"
+            R"("ok":true,"reason":"","http_status":200,"ttft_ms":454.857,"duration_ms":824.400,)"
+            R"("tail_ms":2.000,"chunks":5,"stalls":1,"gap_p50_ms":21.000,"gap_p95_ms":300.400,)"
+            R"("gap_max_ms":300.400,"phases_ms":{"resolve":1.200,"connect":10.100,"tls":20.000,)"
+            R"("request":0.100,"headers":300.000,"first_token":123.457},)"
+            R"("usage":{"prompt_tokens":14,"completion_tokens":9},"finish_reason":"stop",)"
+            R"("gaps_ms":[0.000,21.000,300.400,45.500],"host":"probe-1"})");
+}
+
+TEST(RowJson, MissingValuesAreNull) {
+  probe::ProbeResult r;
+  r.ts = 1;
+  r.target = "t";
+  r.ok = false;
+  r.reason = probe::FailureReason::connect;
+  r.phases[static_cast<int>(probe::Phase::resolve)] = 0.001;
+  r.duration = 0.0035;
+  EXPECT_EQ(to_row_json(r),
+            R"({"ts":1.000,"target":"t","model":"","prompt":"","ok":false,"reason":"connect",)"
+            R"("http_status":null,"ttft_ms":null,"duration_ms":3.500,"tail_ms":null,"chunks":0,)"
+            R"("stalls":0,"gap_p50_ms":null,"gap_p95_ms":null,"gap_max_ms":null,)"
+            R"("phases_ms":{"resolve":1.000},"usage":null,"finish_reason":null,"gaps_ms":[],)"
+            R"("host":null})");
+}
+
+TEST(RowJson, PartialUsageKeepsTheKnownHalf) {
+  auto r = full_result();
+  r.prompt_tokens = -1;
+  auto line = to_row_json(r);
+  EXPECT_NE(line.find(R"("usage":{"prompt_tokens":null,"completion_tokens":9})"),
+            std::string::npos);
+  auto back = parse_row_json(line, nullptr);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->prompt_tokens, -1);
+  EXPECT_EQ(back->completion_tokens, 9);
+}
+
+void expect_same_row(const probe::ProbeResult& a, const probe::ProbeResult& b) {
+  constexpr double us = 0.5e-6;  // rows keep microseconds
+  EXPECT_NEAR(a.ts, b.ts, 0.0005);
+  EXPECT_EQ(a.target, b.target);
+  EXPECT_EQ(a.model, b.model);
+  EXPECT_EQ(a.prompt, b.prompt);
+  EXPECT_EQ(a.host, b.host);
+  EXPECT_EQ(a.ok, b.ok);
+  EXPECT_EQ(a.reason, b.reason);
+  EXPECT_EQ(a.http_status, b.http_status);
+  auto opt = [&](const std::optional<double>& x, const std::optional<double>& y, const char* what) {
+    ASSERT_EQ(x.has_value(), y.has_value()) << what;
+    if (x) {
+      EXPECT_NEAR(*x, *y, us) << what;
+    }
+  };
+  opt(a.ttft, b.ttft, "ttft");
+  opt(a.tail, b.tail, "tail");
+  opt(a.gap_p50, b.gap_p50, "gap_p50");
+  opt(a.gap_p95, b.gap_p95, "gap_p95");
+  opt(a.gap_max, b.gap_max, "gap_max");
+  for (std::size_t i = 0; i < a.phases.size(); ++i) opt(a.phases[i], b.phases[i], "phase");
+  EXPECT_NEAR(a.duration, b.duration, us);
+  ASSERT_EQ(a.gaps.size(), b.gaps.size());
+  for (std::size_t i = 0; i < a.gaps.size(); ++i) EXPECT_NEAR(a.gaps[i], b.gaps[i], us);
+  EXPECT_EQ(a.chunks, b.chunks);
+  EXPECT_EQ(a.stalls, b.stalls);
+  EXPECT_EQ(a.prompt_tokens, b.prompt_tokens);
+  EXPECT_EQ(a.completion_tokens, b.completion_tokens);
+  EXPECT_EQ(a.finish_reason, b.finish_reason);
+}
+
+TEST(RowJson, RoundTripIsExactAtRowPrecision) {
+  auto failed = full_result();
+  failed.ok = false;
+  failed.reason = probe::FailureReason::timeout_idle;
+  failed.tail.reset();
+  failed.http_status = 0;
+  failed.host.clear();
+  failed.finish_reason.clear();
+  failed.prompt_tokens = failed.completion_tokens = -1;
+  failed.phases[static_cast<int>(probe::Phase::tls)].reset();
+
+  for (const auto& r : {full_result(), failed}) {
+    const std::string line = to_row_json(r);
+    std::string error;
+    auto back = parse_row_json(line, &error);
+    ASSERT_TRUE(back) << error;
+    expect_same_row(r, *back);
+    // Writing what was read gives the same bytes.
+    EXPECT_EQ(to_row_json(*back), line);
+  }
+}
+
+TEST(RowJson, ManyGapsRoundTrip) {
+  auto r = full_result();
+  r.gaps.clear();
+  for (int i = 0; i < 5000; ++i) r.gaps.push_back(i * 0.0001234);
+  auto back = parse_row_json(to_row_json(r), nullptr);
+  ASSERT_TRUE(back);
+  expect_same_row(r, *back);
+}
+
+TEST(RowJson, StringsAreEscapedAndAlwaysValidUtf8) {
+  auto r = full_result();
+  r.target = "a\"b\\c\nd\te\x01";
+  r.model = "caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80";  // valid UTF-8 kept as is
+  r.finish_reason = std::string("bad\xFF\xC3", 5);        // invalid bytes replaced
+  const auto line = to_row_json(r);
+  EXPECT_NE(line.find(R"("target":"a\"b\\c\nd\te\u0001")"), std::string::npos) << line;
+  std::string error;
+  auto back = parse_row_json(line, &error);
+  ASSERT_TRUE(back) << error;
+  EXPECT_EQ(back->target, r.target);
+  EXPECT_EQ(back->model, r.model);
+  EXPECT_EQ(back->finish_reason, "bad\xEF\xBF\xBD\xEF\xBF\xBD");
+}
+
+TEST(RowJson, ReaderIgnoresUnknownKeysAndAcceptsIntegersAndCrlf) {
+  std::string error;
+  auto r = parse_row_json(
+      R"({"ts":1700000000,"target":"t","ok":true,"future_field":{"x":[1,2]},"duration_ms":12,"gaps_ms":[1,2.5]})"
+      "\r\n",
+      &error);
+  ASSERT_TRUE(r) << error;
+  EXPECT_EQ(r->ts, 1700000000.0);
+  EXPECT_DOUBLE_EQ(r->duration, 0.012);
+  ASSERT_EQ(r->gaps.size(), 2u);
+  EXPECT_DOUBLE_EQ(r->gaps[1], 0.0025);
+  EXPECT_EQ(r->reason, probe::FailureReason::none);
+  EXPECT_EQ(r->prompt_tokens, -1);
+}
+
+TEST(RowJson, MalformedLinesAreRejectedWithAMessage) {
+  const std::string good = to_row_json(full_result());
+  struct Case {
+    std::string line;
+    std::string message_part;
+  };
+  const std::vector<Case> cases = {
+      {"", "empty"},
+      {"   ", "malformed JSON"},
+      {"{", "malformed JSON"},
+      {good.substr(0, good.size() / 2), "malformed JSON"},  // a row cut by a crash
+      {good + " x", "malformed JSON"},
+      {good + good, "malformed JSON"},
+      {"[1,2]", "object"},
+      {R"({"target":"t","ok":true})", "missing field \"ts\""},
+      {R"({"ts":1,"ok":true})", "missing field \"target\""},
+      {R"({"ts":1,"target":"t"})", "missing field \"ok\""},
+      {R"({"ts":"now","target":"t","ok":true})", "\"ts\""},
+      {R"({"ts":1,"target":7,"ok":true})", "\"target\""},
+      {R"({"ts":1,"target":"t","ok":"yes"})", "\"ok\""},
+      {R"({"ts":1,"target":"t","ok":false,"reason":"gremlins"})", "gremlins"},
+      {R"({"ts":1,"target":"t","ok":true,"ttft_ms":"fast"})", "\"ttft_ms\""},
+      {R"({"ts":1,"target":"t","ok":true,"chunks":-1})", "\"chunks\""},
+      {R"({"ts":1,"target":"t","ok":true,"chunks":1.5})", "\"chunks\""},
+      {R"({"ts":1,"target":"t","ok":true,"gaps_ms":[1,"x"]})", "\"gaps_ms\""},
+      {R"({"ts":1,"target":"t","ok":true,"gaps_ms":{}})", "\"gaps_ms\""},
+      {R"({"ts":1,"target":"t","ok":true,"phases_ms":{"dns":1}})", "dns"},
+      {R"({"ts":1,"target":"t","ok":true,"usage":{"prompt_tokens":"many"}})",
+       "usage.prompt_tokens"},
+      {"{\"ts\":1,\"target\":\"\xFF\",\"ok\":true}", "malformed JSON"},
+  };
+  for (const auto& c : cases) {
+    std::string error;
+    EXPECT_FALSE(parse_row_json(c.line, &error)) << c.line;
+    EXPECT_NE(error.find(c.message_part), std::string::npos)
+        << "line: " << c.line << "\nerror: " << error;
+  }
+  // The error out-parameter is optional.
+  EXPECT_FALSE(parse_row_json("{", nullptr));
+}
+
+}  // namespace
+}  // namespace lse::report
