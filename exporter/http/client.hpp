@@ -119,6 +119,7 @@ class Client {
   bool conn_pooled_ = false;        // conn_ came from the pool (reused)
   std::unique_ptr<Exchange> ex_;    // current response parser state
   std::string in_;                  // raw bytes read, not yet parsed
+  std::unique_ptr<char[]> read_buf_;  // each socket read lands here; only its bytes go to in_
   TimePoint last_read_at_{};
   std::unique_ptr<ContentDecoder> decoder_;
 };

@@ -11,30 +11,40 @@ namespace {
 
 class ZlibDecoder final : public ContentDecoder {
  public:
-  explicit ZlibDecoder(bool gzip) : gzip_(gzip) { init(gzip ? 15 + 16 : 15); }
-  ~ZlibDecoder() override { inflateEnd(&z_); }
+  explicit ZlibDecoder(bool gzip) : gzip_(gzip) {
+    if (gzip) init(15 + 16);
+  }
+  ~ZlibDecoder() override {
+    if (initialised_) inflateEnd(&z_);
+  }
 
   bool decode(std::string_view in, std::string& out) override {
     if (failed_) return false;
+    if (!initialised_) {
+      // "deflate" is meant to be zlib-wrapped, yet some servers send raw
+      // deflate: decide from the 2-byte zlib header once it is complete.
+      head_.append(in);
+      if (head_.size() < 2) return true;
+      const auto b0 = static_cast<unsigned char>(head_[0]), b1 = static_cast<unsigned char>(head_[1]);
+      const bool zlib_header = (b0 & 0x0f) == 8 && ((b0 << 8) | b1) % 31 == 0;
+      init(zlib_header ? 15 : -15);
+      std::string head = std::move(head_);
+      return inflate_some(head, out);
+    }
+    return inflate_some(in, out);
+  }
+
+ private:
+  bool inflate_some(std::string_view in, std::string& out) {
     z_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
     z_.avail_in = static_cast<uInt>(in.size());
     while (z_.avail_in > 0 && !ended_) {
       char buf[16384];
       z_.next_out = reinterpret_cast<Bytef*>(buf);
       z_.avail_out = sizeof buf;
-      int rc = inflate(&z_, Z_SYNC_FLUSH);
-      if (rc == Z_DATA_ERROR && !gzip_ && !tried_raw_ && total_out_ == 0) {
-        // "deflate" is meant to be zlib-wrapped, yet some servers send raw deflate.
-        tried_raw_ = true;
-        inflateEnd(&z_);
-        init(-15);
-        z_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-        z_.avail_in = static_cast<uInt>(in.size());
-        continue;
-      }
+      const int rc = inflate(&z_, Z_SYNC_FLUSH);
       const std::size_t produced = sizeof buf - z_.avail_out;
       out.append(buf, produced);
-      total_out_ += produced;
       if (rc == Z_STREAM_END) {
         ended_ = true;
       } else if (rc == Z_BUF_ERROR) {
@@ -46,18 +56,17 @@ class ZlibDecoder final : public ContentDecoder {
     }
     return true;
   }
-
- private:
   void init(int window_bits) {
     z_ = {};
     if (inflateInit2(&z_, window_bits) != Z_OK) throw std::runtime_error("zlib init failed");
+    initialised_ = true;
   }
   z_stream z_{};
   bool gzip_;
-  bool tried_raw_ = false;
+  bool initialised_ = false;
+  std::string head_;
   bool ended_ = false;
   bool failed_ = false;
-  std::size_t total_out_ = 0;
 };
 
 class BrotliDecoder final : public ContentDecoder {

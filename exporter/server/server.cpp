@@ -6,6 +6,10 @@
 
 #include "server/server.hpp"
 
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <spdlog/spdlog.h>
 
 #include <array>
@@ -332,7 +336,12 @@ void Server::start() {
   // main logs the listening address; this is for debugging tests and embedders.
   spdlog::debug("component=http msg=\"listening\" address={} port={}", impl_->listen, impl_->port);
   impl_->accept();
-  impl_->thread = std::thread([impl = impl_.get()] { impl->run(); });
+  impl_->thread = std::thread([impl = impl_.get()] {
+    // Scrapes yield to the probe thread: a /metrics render must never delay
+    // the read that timestamps a chunk (Linux nice values are per thread).
+    setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), 10);
+    impl->run();
+  });
 }
 
 unsigned short Server::port() const { return impl_->port; }
