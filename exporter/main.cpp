@@ -18,10 +18,13 @@
 #include <spdlog/spdlog.h>
 #include <thread>
 
+#include "cli/compare_command.hpp"
 #include "cli/logging.hpp"
+#include "cli/run_command.hpp"
 #include "config/config.hpp"
 #include "http/url.hpp"
 #include "metrics/metrics.hpp"
+#include "report/diagnosis.hpp"
 #include "report/row_store.hpp"
 #include "schedule/scheduler.hpp"
 #include "server/server.hpp"
@@ -40,7 +43,10 @@ double unix_now() {
 }
 
 std::string host_label() {
+  // Explicit label first, then the Kubernetes node (downward API in the chart's
+  // daemonset mode: the "second host" of a comparison is a node), then hostname.
   if (const char* h = std::getenv("LSE_HOST"); h && *h) return h;
+  if (const char* n = std::getenv("NODE_NAME"); n && *n) return n;
   char buf[256] = {};
   if (gethostname(buf, sizeof buf - 1) == 0) return buf;
   return "unknown";
@@ -75,6 +81,29 @@ std::vector<server::TargetStatus> target_statuses(const config::Config& cfg) {
     out.push_back(std::move(s));
   }
   return out;
+}
+
+// The diagnosis verdicts of DESIGN §7 for dashboards: computed at scrape time
+// on the server thread from the newest rows of each target+prompt, so the
+// probe thread never pays for it.
+constexpr std::size_t kDiagnosisWindow = 50;
+
+void update_diagnosis(metrics::Metrics& metrics, const report::RowStore& rows,
+                      const config::Config& cfg) {
+  for (const auto& t : cfg.targets) {
+    const auto latest = rows.latest(t.name, rows.capacity());
+    for (const auto& prompt : t.prompts) {
+      std::vector<probe::ProbeResult> window;
+      for (const auto& r : latest) {
+        if (r.prompt != prompt || r.model != t.model) continue;
+        window.push_back(r);
+        if (window.size() == kDiagnosisWindow) break;
+      }
+      for (const auto& v : report::diagnose(window, cfg.diagnosis))
+        metrics.set_diagnosis(t.name, t.model, prompt, std::string(report::to_string(v.shape)),
+                              v.holds && v.enough_probes);
+    }
+  }
 }
 
 int serve(const std::string& path) {
@@ -132,14 +161,28 @@ int serve(const std::string& path) {
       spdlog::error("msg=\"reload failed, keeping the running config\" error=\"{}\"", e.what());
       return {false, e.what()};
     }
-    metrics.apply_config(*next);
-    if (auto err = on_probe_thread([&] { scheduler.apply(*next); }); !err.empty()) {
-      metrics.apply_config(*current);
+    auto refuse = [&](const std::string& err) -> std::pair<bool, std::string> {
       metrics.set_reload_result(false, 0);
       spdlog::error("msg=\"reload failed, keeping the running config\" error=\"{}\"", err);
       return {false, err};
+    };
+    // Each step can be undone; the first that fails rolls back the earlier ones.
+    try {
+      rows.reconfigure(next->rows.ring, next->rows);
+    } catch (const std::exception& e) {
+      return refuse(e.what());
     }
-    rows.reconfigure(next->rows.ring, next->rows);
+    try {
+      metrics.apply_config(*next);
+    } catch (const std::exception& e) {
+      rows.reconfigure(current->rows.ring, current->rows);
+      return refuse(e.what());
+    }
+    if (auto err = on_probe_thread([&] { scheduler.apply(*next); }); !err.empty()) {
+      metrics.apply_config(*current);
+      rows.reconfigure(current->rows.ring, current->rows);
+      return refuse(err);
+    }
     current = next;
     metrics.set_reload_result(true, unix_now());
     spdlog::info("msg=\"config reloaded\" targets={}", next->targets.size());
@@ -147,7 +190,15 @@ int serve(const std::string& path) {
   };
 
   server::Hooks hooks;
-  hooks.metrics = [&] { return metrics.render(); };
+  hooks.metrics = [&] {
+    std::shared_ptr<const config::Config> cfg;
+    {
+      std::lock_guard lock(reload_mu);
+      cfg = current;
+    }
+    update_diagnosis(metrics, rows, *cfg);
+    return metrics.render();
+  };
   hooks.ready = [&] { return ready.load(); };
   hooks.reload = reload;
   hooks.config_dump = [&] {
@@ -222,6 +273,11 @@ int main(int argc, char** argv) {
   auto* check_cmd = app.add_subcommand("check-config", "validate a config file and exit (0 ok, 2 invalid)");
   check_cmd->add_option("file", check_path, "config file")->required();
 
+  cli::RunOptions run_opts;
+  auto* run_cmd = cli::add_run_command(app, run_opts);
+  cli::CompareOptions compare_opts;
+  auto* compare_cmd = cli::add_compare_command(app, compare_opts);
+
   app.require_subcommand(0, 1);
 
   try {
@@ -232,5 +288,7 @@ int main(int argc, char** argv) {
   cli::setup_logging(log_level, log_format);
 
   if (check_cmd->parsed()) return check_config(check_path);
+  if (run_cmd->parsed()) return cli::run_command(run_opts, user_agent(), host_label());
+  if (compare_cmd->parsed()) return cli::compare_command(compare_opts);
   return serve(serve_config);
 }

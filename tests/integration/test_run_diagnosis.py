@@ -43,7 +43,7 @@ class FourShapes(unittest.TestCase):
             cfg = run_config(tmp, targets, extra='diagnosis:\n  queue_ttft_seconds: 1s\n'
                                                  '  long_answer_duration_seconds: 1500ms\n')
             p = run_cli(['run', '--config', cfg, '--runs', '10', '--warmup', '1', '--concurrency', '3',
-                         '--seed', '11', '--out', f'{tmp}/rows.jsonl', '--format', 'json'])
+                         '--seed', '11', '--out', f'{tmp}/rows.jsonl', '--format', 'json'], rt=True)
             self.assertEqual(p.returncode, 0, p.stderr[-3000:])
             summary = json.loads(p.stdout)
             for name, (_, expected) in cases.items():

@@ -1,0 +1,601 @@
+// `run`: plan → N coroutines on one io_context pulling from the plan, each
+// with its own Prober per target → rows, progress, summary, report.
+#include "cli/run_command.hpp"
+
+#include <unistd.h>
+
+#include <utility>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+
+#include "config/config.hpp"
+#include "http/url.hpp"
+#include "probe/prober.hpp"
+#include "report/format.hpp"
+#include "report/html.hpp"
+#include "report/rows_file.hpp"
+#include "report/summary.hpp"
+#include "util/json.hpp"
+
+namespace lse::cli {
+
+namespace asio = boost::asio;
+using SteadyClock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitNoData = 1;
+constexpr int kExitUsage = 2;
+constexpr int kExitInterrupted = 130;
+
+// Bad input the user can fix: printed as "run: <message>", exit 2.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::string utc_stamp() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
+  return buf;
+}
+
+std::string clock_text(double seconds) {
+  const auto s = static_cast<long>(std::lround(std::max(0.0, seconds)));
+  if (s >= 3600) return fmt::format("{}:{:02}:{:02}", s / 3600, (s / 60) % 60, s % 60);
+  return fmt::format("{}:{:02}", s / 60, s % 60);
+}
+
+bool parse_positive_int(const std::string& s, int& out) {
+  if (s.empty() || s.size() > 9 || !std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); }))
+    return false;
+  out = std::stoi(s);
+  return out > 0;
+}
+
+// What one run probes: targets, their prompts, thresholds, series order.
+struct Experiment {
+  std::vector<config::Target> targets;
+  std::vector<std::vector<config::Prompt>> prompts;  // per target
+  config::DiagnosisThresholds thresholds;
+  std::vector<double> gap_buckets = config::Buckets{}.gap;  // the report's gap histogram bins
+  report::SeriesOrder order;
+  int runs = 20;
+};
+
+std::string read_prompt_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw UsageError(fmt::format("prompt file '{}' is a directory", path));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UsageError(fmt::format("cannot read prompt file '{}': {}", path, std::strerror(errno)));
+  std::ostringstream text;
+  text << in.rdbuf();
+  std::string s = text.str();
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
+  if (s.find_first_not_of(" \t\r\n") == std::string::npos)
+    throw UsageError(fmt::format("prompt file '{}' is empty", path));
+  return s;
+}
+
+// A prompt's name from its file: the stem, made unique ("short", "short-2").
+std::string prompt_name(const std::string& path, const std::vector<config::Prompt>& taken) {
+  std::string stem = std::filesystem::path(path).stem().string();
+  std::string clean;
+  for (char c : stem) clean += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') ? c : '_';
+  if (clean.empty()) clean = "prompt";
+  std::string name = clean;
+  for (int n = 2;; ++n) {
+    bool used = false;
+    for (const auto& p : taken) used |= p.name == name;
+    if (!used) return name;
+    name = fmt::format("{}-{}", clean, n);
+  }
+}
+
+Experiment from_config(const RunOptions& o, const Positionals& pos) {
+  if (!pos.files.empty())
+    throw UsageError(fmt::format("prompt files ('{}') and --config do not mix: the config names the prompts",
+                                 pos.files.front()));
+  config::Config cfg;
+  try {
+    cfg = config::load_file(o.config_path);
+  } catch (const config::ConfigError& e) {
+    throw UsageError(e.what());
+  }
+  Experiment ex;
+  ex.thresholds = cfg.diagnosis;
+  ex.gap_buckets = cfg.buckets.gap;
+  for (const auto& t : cfg.targets) {
+    ex.targets.push_back(t);
+    std::vector<config::Prompt> ps;
+    for (const auto& name : t.prompts) {
+      ps.push_back(cfg.prompts.at(name));
+      ex.order.emplace_back(t.name, name);
+    }
+    ex.prompts.push_back(std::move(ps));
+  }
+  return ex;
+}
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+Experiment from_environment(const Positionals& pos) {
+  const std::string base = env("MC_BASE_URL"), model = env("MC_MODEL"), key = env("MC_API_KEY");
+  if (base.empty())
+    throw UsageError("no --config and MC_BASE_URL is not set: give --config FILE, or set MC_BASE_URL "
+                     "(and MC_MODEL, MC_API_KEY) and pass prompt files");
+  if (model.empty()) throw UsageError("MC_BASE_URL is set but MC_MODEL is not: set the model name to probe");
+  const auto url = http::parse_url(base);
+  if (!url) throw UsageError(fmt::format("MC_BASE_URL is not an http(s) URL: '{}'", base));
+  if (pos.files.empty())
+    throw UsageError("no prompt files: run PROMPT_FILE... [RUNS] (e.g. `run prompt.txt 20`), or use --config");
+  Experiment ex;
+  config::Target t;  // the config defaults (config.hpp) are the defaults here too
+  t.name = url->host;
+  t.url = base;
+  t.api = "openai-chat";
+  t.model = model;
+  if (!key.empty()) {
+    t.auth.kind = config::Auth::Kind::bearer;
+    t.auth.secret = {key, "env MC_API_KEY"};
+  }
+  std::vector<config::Prompt> ps;
+  for (const auto& f : pos.files) {
+    config::Prompt p{prompt_name(f, ps), read_prompt_file(f), f};
+    t.prompts.push_back(p.name);
+    ex.order.emplace_back(t.name, p.name);
+    ps.push_back(std::move(p));
+  }
+  ex.targets.push_back(std::move(t));
+  ex.prompts.push_back(std::move(ps));
+  return ex;
+}
+
+// Progress on stderr: a redrawn line on a terminal, plain lines otherwise.
+class Progress {
+ public:
+  Progress(std::size_t measured, std::size_t warmup, bool tty)
+      : measured_total_(measured), warmup_total_(warmup), tty_(tty), start_(SteadyClock::now()) {}
+
+  bool tty() const { return tty_; }
+
+  void completed(const probe::ProbeResult& r, const PlanItem& item) {
+    if (item.warmup)
+      ++warmup_done_;
+    else
+      ++measured_done_;
+    last_ = describe(r, item);
+    if (tty_) {
+      redraw();
+    } else {
+      std::fprintf(stderr, "%s elapsed=%s eta=%s\n", last_.c_str(), clock_text(elapsed()).c_str(),
+                   clock_text(eta()).c_str());
+      std::fflush(stderr);
+    }
+  }
+
+  void redraw() {
+    if (!tty_) return;
+    const std::string line =
+        fmt::format("{}  ·  elapsed {}  ·  ETA {}", last_.empty() ? "starting" : last_, clock_text(elapsed()), clock_text(eta()));
+    std::fprintf(stderr, "\r\x1b[K%s", line.c_str());
+    std::fflush(stderr);
+    drawn_ = true;
+  }
+
+  void finish() {
+    if (tty_ && drawn_) std::fprintf(stderr, "\n");
+    std::fflush(stderr);
+    drawn_ = false;
+  }
+
+  double elapsed() const { return std::chrono::duration<double>(SteadyClock::now() - start_).count(); }
+
+ private:
+  double eta() const {
+    const std::size_t done = measured_done_ + warmup_done_;
+    const std::size_t total = measured_total_ + warmup_total_;
+    if (done == 0) return 0;
+    return elapsed() / static_cast<double>(done) * static_cast<double>(total - done);
+  }
+
+  std::string describe(const probe::ProbeResult& r, const PlanItem& item) const {
+    std::string head = item.warmup ? fmt::format("warmup {}/{}", warmup_done_, warmup_total_)
+                                   : fmt::format("run {}/{}", measured_done_, measured_total_);
+    std::string what;
+    if (r.ok)
+      what = fmt::format("ok ttft={} chunks={} stalls={}", r.ttft ? report::format_seconds(*r.ttft) : "-", r.chunks,
+                         r.stalls);
+    else
+      what = fmt::format("FAILED {}{}", probe::to_string(r.reason), r.error_detail.empty() ? "" : ": " + r.error_detail);
+    return fmt::format("{} target={} prompt={} {}", head, r.target, r.prompt, what);
+  }
+
+  std::size_t measured_total_, warmup_total_;
+  std::size_t measured_done_ = 0, warmup_done_ = 0;
+  bool tty_;
+  bool drawn_ = false;
+  SteadyClock::time_point start_;
+  std::string last_;
+};
+
+// Drives the plan on one io_context thread: `concurrency` coroutines share
+// the plan index; each owns one Prober (one connection) per target.
+class Runner {
+ public:
+  Runner(const Experiment& ex, std::vector<PlanItem> plan, int concurrency, const std::string& user_agent,
+         const std::string& host, report::RowsWriter& rows, Progress& progress)
+      : ex_(ex), plan_(std::move(plan)), rows_(rows), progress_(progress), signals_(io_, SIGINT, SIGTERM), ticker_(io_) {
+    const auto workers = static_cast<std::size_t>(std::max(1, concurrency));
+    probers_.resize(workers);
+    for (auto& per_target : probers_)
+      for (const auto& t : ex_.targets) {
+        try {
+          per_target.push_back(std::make_unique<probe::Prober>(io_, t, host, user_agent));
+        } catch (const std::exception& e) {
+          throw UsageError(e.what());
+        }
+      }
+  }
+
+  // Returns the signal that stopped the run, or 0.
+  int run() {
+    signals_.async_wait([this](const boost::system::error_code& ec, int sig) { on_signal(ec, sig); });
+    if (progress_.tty()) tick();
+    active_ = probers_.size();
+    for (std::size_t w = 0; w < probers_.size(); ++w)
+      asio::co_spawn(io_, worker(w), [this](std::exception_ptr e) {
+        if (e && !error_) error_ = e;
+        if (--active_ == 0) {
+          boost::system::error_code ignored;
+          signals_.cancel(ignored);
+          ticker_.cancel();
+        }
+      });
+    io_.run();
+    progress_.finish();
+    if (error_) std::rethrow_exception(error_);
+    return stopped_by_;
+  }
+
+  std::vector<probe::ProbeResult>& results() { return results_; }
+  std::size_t planned_measured() const {
+    return static_cast<std::size_t>(std::count_if(plan_.begin(), plan_.end(), [](const PlanItem& p) { return !p.warmup; }));
+  }
+  std::size_t measured_done() const { return measured_done_; }
+  const std::string& write_error() const { return write_error_; }
+
+ private:
+  asio::awaitable<void> worker(std::size_t w) {
+    while (!stopping_ && next_ < plan_.size()) {
+      const PlanItem item = plan_[next_++];
+      probe::Prober& prober = *probers_[w][item.target];
+      probe::ProbeResult r = co_await prober.run(ex_.prompts[item.target][item.prompt]);
+      if (stopping_ && !r.ok && r.reason == probe::FailureReason::canceled) break;  // not a measurement
+      r.warmup = item.warmup;
+      if (!item.warmup) {
+        ++measured_done_;
+        if (write_error_.empty()) {
+          try {
+            rows_.append(r);
+          } catch (const std::exception& e) {
+            write_error_ = e.what();  // keep probing; reported at the end
+          }
+        }
+      }
+      results_.push_back(r);
+      progress_.completed(r, item);
+    }
+  }
+
+  void on_signal(const boost::system::error_code& ec, int sig) {
+    if (ec) return;
+    if (stopping_) {
+      // A second Ctrl-C: the user does not want to wait for cancellation.
+      std::fprintf(stderr, "\nrun: second signal, exiting now; rows written so far are intact\n");
+      std::_Exit(kExitInterrupted);
+    }
+    stopping_ = true;
+    stopped_by_ = sig;
+    for (auto& per_target : probers_)
+      for (auto& p : per_target) p->cancel();
+    ticker_.cancel();
+    signals_.async_wait([this](const boost::system::error_code& e, int s) { on_signal(e, s); });
+  }
+
+  void tick() {
+    ticker_.expires_after(std::chrono::milliseconds(500));
+    ticker_.async_wait([this](const boost::system::error_code& ec) {
+      if (ec || stopping_ || active_ == 0) return;
+      progress_.redraw();
+      tick();
+    });
+  }
+
+  const Experiment& ex_;
+  std::vector<PlanItem> plan_;
+  report::RowsWriter& rows_;
+  Progress& progress_;
+  asio::io_context io_;
+  asio::signal_set signals_;
+  asio::steady_timer ticker_;
+  std::vector<std::vector<std::unique_ptr<probe::Prober>>> probers_;  // [worker][target]
+  std::size_t next_ = 0;
+  std::size_t active_ = 0;
+  std::size_t measured_done_ = 0;
+  bool stopping_ = false;
+  int stopped_by_ = 0;
+  std::exception_ptr error_;
+  std::string write_error_;
+  std::vector<probe::ProbeResult> results_;
+};
+
+std::string describe_command(const RunOptions& o, const Experiment& ex, std::uint64_t seed) {
+  std::string s = "llm_stream_exporter run";
+  if (!o.config_path.empty()) s += " --config " + o.config_path;
+  for (const auto& p : o.positional) s += " " + p;
+  s += fmt::format(" --runs {} --seed {} --concurrency {}", ex.runs, seed, o.concurrency);
+  if (o.warmup_flag && o.warmup_flag->count()) s += fmt::format(" --warmup {}", o.warmup);
+  if (!o.stall_threshold.empty()) s += " --stall-threshold " + o.stall_threshold;
+  return s;
+}
+
+void write_file_atomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    if (!f) throw std::runtime_error(fmt::format("cannot write '{}': {}", tmp, std::strerror(errno)));
+    f << text;
+    f.flush();
+    if (!f) throw std::runtime_error(fmt::format("cannot write '{}': {}", tmp, std::strerror(errno)));
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) throw std::runtime_error(fmt::format("cannot write '{}': {}", path, ec.message()));
+}
+
+}  // namespace
+
+Positionals split_positionals(const std::vector<std::string>& args) {
+  Positionals p;
+  p.files = args;
+  int n = 0;
+  if (!p.files.empty() && parse_positive_int(p.files.back(), n)) {
+    p.runs = n;
+    p.files.pop_back();
+  }
+  return p;
+}
+
+std::vector<PlanItem> build_plan(const std::vector<std::size_t>& prompts_per_target, int runs,
+                                 const std::vector<int>& warmup, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  // rng() % n keeps plans identical across standard libraries.
+  auto shuffle = [&](auto& v) {
+    for (std::size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[rng() % i]);
+  };
+  std::vector<PlanItem> plan;
+  const std::size_t targets = prompts_per_target.size();
+  for (std::size_t t = 0; t < targets; ++t) {
+    const std::size_t n = prompts_per_target[t];
+    if (n == 0) continue;
+    std::vector<std::size_t> order(n);
+    for (std::size_t i = 0; i < n; ++i) order[i] = i;
+    shuffle(order);
+    const int w = t < warmup.size() ? warmup[t] : 0;
+    for (int i = 0; i < w; ++i) plan.push_back({t, order[static_cast<std::size_t>(i) % n], true, -1});
+  }
+  std::vector<std::size_t> target_order(targets);
+  for (std::size_t t = 0; t < targets; ++t) target_order[t] = t;
+  for (int round = 0; round < runs; ++round) {
+    shuffle(target_order);
+    for (std::size_t t : target_order) {
+      std::vector<std::size_t> order(prompts_per_target[t]);
+      for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+      shuffle(order);
+      for (std::size_t p : order) plan.push_back({t, p, false, round});
+    }
+  }
+  return plan;
+}
+
+CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
+  auto* cmd = app.add_subcommand(
+      "run",
+      "one-shot experiment: N runs per prompt (order shuffled every round, warmup discarded), raw rows, "
+      "a summary with p50/p95/max and the diagnosis.\n"
+      "Without --config: PROMPT_FILE... [RUNS] against MC_BASE_URL (MC_MODEL, MC_API_KEY), e.g. `run prompt.txt 20`.");
+  cmd->add_option("--config", o.config_path, "config file: every target × its prompts")->check(CLI::ExistingFile);
+  cmd->add_option("args", o.positional, "PROMPT_FILE... [RUNS] (without --config)");
+  o.runs_flag = cmd->add_option("--runs", o.runs, "runs per prompt per target (default 20)")
+                    ->check(CLI::Range(1, 1000000));
+  o.warmup_flag = cmd->add_option("--warmup", o.warmup,
+                                  "warmup probes per target, discarded (default: the config's warmup, else 2)")
+                      ->check(CLI::Range(0, 1000000));
+  cmd->add_option("--stall-threshold", o.stall_threshold, "gap that counts as a stall, e.g. 250ms (default: the target's)");
+  cmd->add_option("--out", o.out, "raw rows file, appended (default lse-rows-<UTC time>.jsonl)");
+  cmd->add_option("--report", o.report, "write a self-contained HTML report here");
+  cmd->add_option("--seed", o.seed, "seed of the prompt-order shuffle (default: random, printed)");
+  cmd->add_option("--concurrency", o.concurrency, "streams in flight at once across the plan (default 1)")
+      ->check(CLI::Range(1, 1024));
+  cmd->add_option("--format", o.format, "summary on stdout: table or json")->check(CLI::IsMember({"table", "json"}));
+  return cmd;
+}
+
+int run_command(const RunOptions& o, const std::string& user_agent, const std::string& host) {
+  Experiment ex;
+  std::uint64_t seed = 0;
+  std::vector<PlanItem> plan;
+  std::unique_ptr<report::RowsWriter> rows;
+  try {
+    const Positionals pos = split_positionals(o.positional);
+    if (pos.runs && o.runs_flag && o.runs_flag->count() && pos.runs != o.runs)
+      throw UsageError(fmt::format("the run count is given twice ({} and --runs {})", pos.runs, o.runs));
+    ex = o.config_path.empty() ? from_environment(pos) : from_config(o, pos);
+    ex.runs = pos.runs ? pos.runs : o.runs;
+    if (!o.stall_threshold.empty()) {
+      const auto d = config::parse_duration(o.stall_threshold);
+      if (!d || *d <= config::Duration::zero())
+        throw UsageError(fmt::format("--stall-threshold '{}' is not a positive duration (e.g. 250ms)", o.stall_threshold));
+      for (auto& t : ex.targets) t.stall_threshold = *d;
+    }
+    const bool warmup_given = (o.warmup_flag && o.warmup_flag->count()) || o.config_path.empty();
+    std::vector<int> warmup;
+    for (auto& t : ex.targets) {
+      if (warmup_given) t.warmup = o.warmup;
+      warmup.push_back(t.warmup);
+    }
+    if (o.seed.empty()) {
+      seed = std::random_device{}();
+      seed = (seed << 32) ^ std::random_device{}();
+    } else {
+      try {
+        std::size_t used = 0;
+        seed = std::stoull(o.seed, &used, 0);
+        if (used != o.seed.size()) throw std::invalid_argument("trailing");
+      } catch (const std::exception&) {
+        throw UsageError(fmt::format("--seed '{}' is not an unsigned integer", o.seed));
+      }
+    }
+    std::vector<std::size_t> prompt_counts;
+    for (const auto& ps : ex.prompts) prompt_counts.push_back(ps.size());
+    plan = build_plan(prompt_counts, ex.runs, warmup, seed);
+    const std::string out = o.out.empty() ? "lse-rows-" + utc_stamp() + ".jsonl" : o.out;
+    try {
+      rows = std::make_unique<report::RowsWriter>(out);
+    } catch (const std::exception& e) {
+      throw UsageError(e.what());
+    }
+  } catch (const UsageError& e) {
+    std::cerr << "run: " << e.what() << "\n";
+    return kExitUsage;
+  }
+
+  std::size_t warmups = 0;
+  for (const auto& p : plan) warmups += p.warmup;
+  const std::size_t measured = plan.size() - warmups;
+  std::size_t series = 0;
+  for (const auto& ps : ex.prompts) series += ps.size();
+  std::fprintf(stderr,
+               "run: %zu target%s, %zu target×prompt series, %d run%s each (%zu probes + %zu warmup), "
+               "concurrency %d, seed %llu; rows -> %s\n",
+               ex.targets.size(), ex.targets.size() == 1 ? "" : "s", series, ex.runs, ex.runs == 1 ? "" : "s", measured,
+               warmups, o.concurrency, static_cast<unsigned long long>(seed), rows->path().c_str());
+  std::fflush(stderr);
+
+  Progress progress(measured, warmups, isatty(STDERR_FILENO) == 1);
+  const double started = unix_now();
+  int signal = 0;
+  std::unique_ptr<Runner> runner;
+  try {
+    runner = std::make_unique<Runner>(ex, plan, o.concurrency, user_agent, host, *rows, progress);
+    signal = runner->run();
+  } catch (const UsageError& e) {
+    std::cerr << "run: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  const double elapsed = progress.elapsed();
+
+  const report::Summary summary = report::summarize(runner->results(), ex.thresholds, ex.order);
+  if (o.format == "json") {
+    json::Value doc = report::to_json(summary);
+    doc.set("seed", std::to_string(seed));
+    doc.set("rows_file", rows->path());
+    doc.set("report_file", o.report);
+    doc.set("interrupted", signal != 0);
+    doc.set("elapsed_seconds", elapsed);
+    std::cout << json::dump(doc) << "\n";
+  } else {
+    std::cout << report::render_table(summary);
+  }
+  std::cout.flush();
+
+  int code = kExitOk;
+  if (!o.report.empty()) {
+    report::ReportMeta meta;
+    meta.title = fmt::format("llm-stream-exporter run · {}", host);
+    meta.command = describe_command(o, ex, seed);
+    meta.host = host;
+    meta.started_unix = started;
+    meta.elapsed_seconds = elapsed;
+    meta.seed = std::to_string(seed);
+    meta.concurrency = o.concurrency;
+    meta.interrupted = signal != 0;
+    meta.thresholds = ex.thresholds;
+    meta.gap_buckets = ex.gap_buckets;
+    try {
+      write_file_atomically(o.report, report::render_html(summary, meta));
+      std::fprintf(stderr, "run: report -> %s\n", o.report.c_str());
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "run: %s\n", e.what());
+      code = kExitNoData;
+    }
+  }
+  if (!runner->write_error().empty()) {
+    std::fprintf(stderr, "run: rows stopped being written: %s\n", runner->write_error().c_str());
+    code = kExitNoData;
+  }
+  if (signal != 0) {
+    std::fprintf(stderr,
+                 "run: interrupted by %s after %zu of %zu runs: in-flight probes canceled, %zu rows kept in %s\n",
+                 signal == SIGINT ? "SIGINT" : "SIGTERM", runner->measured_done(), runner->planned_measured(),
+                 rows->rows_written(), rows->path().c_str());
+    return kExitInterrupted;
+  }
+  auto reasons_of = [](const std::map<std::string, std::size_t>& failures) {
+    std::string out;
+    for (const auto& [reason, n] : failures) out += fmt::format("{}{} {}", out.empty() ? "" : ", ", reason, n);
+    return out;
+  };
+  if (summary.runs > 0 && summary.ok == 0) {
+    std::string first;
+    for (const auto& s : summary.series)
+      if (first.empty()) first = s.failure_example;
+    std::fprintf(stderr, "run: error: all %zu runs failed (%s%s): nothing was measured; is the endpoint reachable?\n",
+                 summary.runs, reasons_of(summary.failures).c_str(), first.empty() ? "" : ("; first: " + first).c_str());
+    code = kExitNoData;
+  } else {
+    for (const auto& s : summary.series) {
+      if (s.runs == 0 || s.ok > 0) continue;
+      std::fprintf(stderr, "run: error: every run of target %s prompt %s failed (%s%s): nothing was measured\n",
+                   s.target.c_str(), s.prompt.c_str(), reasons_of(s.failures).c_str(),
+                   s.failure_example.empty() ? "" : ("; first: " + s.failure_example).c_str());
+      code = kExitNoData;
+    }
+  }
+  std::fprintf(stderr, "run: %zu rows in %s\n", rows->rows_written(), rows->path().c_str());
+  return code;
+}
+
+}  // namespace lse::cli

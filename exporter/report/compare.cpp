@@ -1,0 +1,346 @@
+// Bootstrap comparison of two row sets, part by part of the clock.
+#include "report/compare.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <map>
+#include <random>
+#include <set>
+
+#include "probe/timeline.hpp"
+#include "report/format.hpp"
+
+namespace lse::report {
+namespace {
+
+std::optional<double> part_value(const probe::ProbeResult& r, ClockPart p) {
+  switch (p) {
+    case ClockPart::ttft: return r.ttft;
+    case ClockPart::gap_p50: return r.gap_p50;
+    case ClockPart::gap_p95: return r.gap_p95;
+    case ClockPart::gap_max: return r.gap_max;
+    case ClockPart::tail: return r.tail;
+    case ClockPart::duration: return r.duration;
+    case ClockPart::stalls: return static_cast<double>(r.stalls);
+  }
+  return std::nullopt;
+}
+
+bool is_count(ClockPart p) { return p == ClockPart::stalls; }
+
+double quantile_of(Statistic s) { return s == Statistic::median ? 0.50 : 0.95; }
+
+// The statistic of an unsorted sample, in place (nth_element; same rank as nearest_rank).
+double statistic_in_place(std::vector<double>& v, Statistic s) {
+  const auto n = v.size();
+  auto rank = static_cast<std::size_t>(std::ceil(quantile_of(s) * static_cast<double>(n)));
+  rank = std::clamp<std::size_t>(rank, 1, n);
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(rank - 1), v.end());
+  return v[rank - 1];
+}
+
+std::uint64_t fnv1a(std::string_view s) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+std::string fmt_value(ClockPart p, double v) { return is_count(p) ? format_number(v) : format_seconds(v); }
+std::string fmt_change(ClockPart p, double v) {
+  if (is_count(p)) return (v > 0 ? "+" : "") + format_number(v);
+  return format_signed_seconds(v);
+}
+
+struct Series {
+  std::string target, prompt, model;
+  std::vector<const probe::ProbeResult*> rows;
+};
+
+std::map<std::pair<std::string, std::string>, Series> group(const std::vector<probe::ProbeResult>& rows,
+                                                            bool by_prompt_only) {
+  std::map<std::pair<std::string, std::string>, Series> out;
+  for (const auto& r : rows) {
+    if (r.warmup) continue;
+    auto key = std::make_pair(by_prompt_only ? std::string() : r.target, r.prompt);
+    auto& s = out[key];
+    s.target = r.target;
+    s.prompt = r.prompt;
+    s.rows.push_back(&r);
+  }
+  return out;
+}
+
+std::set<std::string> targets_of(const std::vector<probe::ProbeResult>& rows) {
+  std::set<std::string> t;
+  for (const auto& r : rows) t.insert(r.target);
+  return t;
+}
+
+// The first moved change in order of preference (medians first: the most
+// robust statement of a move).
+const PartChange* first_moved(const SeriesComparison& s, std::initializer_list<ClockPart> parts) {
+  for (Statistic st : {Statistic::median, Statistic::p95})
+    for (ClockPart p : parts)
+      if (const PartChange* c = s.find(p, st); c && c->moved) return c;
+  return nullptr;
+}
+
+std::string describe(const PartChange* c) {
+  if (!c) return "";
+  return fmt::format("{} {} {}", to_string(c->part), to_string(c->statistic), fmt_change(c->part, c->change));
+}
+
+// The verdict's class (for grouping prompts) and its sentence.
+std::pair<std::string, std::string> verdict_for(const SeriesComparison& s) {
+  if (s.ok_a == 0 || s.ok_b == 0)
+    return {"none", fmt::format("cannot compare: no successful runs in {}", s.ok_a == 0 ? "A" : "B")};
+  const auto gaps = describe(first_moved(s, {ClockPart::gap_p50, ClockPart::gap_p95, ClockPart::gap_max,
+                                               ClockPart::stalls}));
+  const auto ttft = describe(first_moved(s, {ClockPart::ttft}));
+  if (s.gaps_moved && !s.ttft_moved)
+    return {"transport",
+            fmt::format("gaps moved ({}), TTFT did not: transport between the hosts (the network path or a "
+                        "buffering proxy), not the model",
+                        gaps)};
+  if (s.ttft_moved && !s.gaps_moved)
+    return {"before-stream",
+            fmt::format("TTFT moved ({}), gaps did not: the difference is before the stream (queueing, "
+                        "connection setup, or distance to the server)",
+                        ttft)};
+  if (s.ttft_moved && s.gaps_moved)
+    return {"both", fmt::format("TTFT and gaps both moved ({}; {}): the serving side itself differs (load, "
+                                "model, region), or both the wait and the path do",
+                                ttft, gaps)};
+  if (s.duration_moved)
+    return {"length", fmt::format("TTFT and gaps did not move, duration did ({}): the answers differ in "
+                                  "length (compare chunks)",
+                                  describe(first_moved(s, {ClockPart::duration})))};
+  if (s.tail_moved)
+    return {"tail", fmt::format("TTFT and gaps did not move, the tail did ({}): the end of the stream is "
+                                "held back (a proxy, or a slow close)",
+                                describe(first_moved(s, {ClockPart::tail})))};
+  return {"same", "nothing moved beyond noise: TTFT and gaps are the same from both hosts"};
+}
+
+}  // namespace
+
+std::string_view to_string(ClockPart p) {
+  switch (p) {
+    case ClockPart::ttft: return "ttft";
+    case ClockPart::gap_p50: return "gap_p50";
+    case ClockPart::gap_p95: return "gap_p95";
+    case ClockPart::gap_max: return "gap_max";
+    case ClockPart::tail: return "tail";
+    case ClockPart::duration: return "duration";
+    case ClockPart::stalls: return "stalls";
+  }
+  return "";
+}
+
+std::string_view to_string(Statistic s) { return s == Statistic::median ? "median" : "p95"; }
+
+const PartChange* SeriesComparison::find(ClockPart p, Statistic s) const {
+  for (const auto& c : changes)
+    if (c.part == p && c.statistic == s) return &c;
+  return nullptr;
+}
+
+Interval bootstrap_interval(const std::vector<double>& a, const std::vector<double>& b, Statistic s,
+                            const CompareOptions& o, std::uint64_t stream) {
+  Interval out;
+  if (a.empty() || b.empty()) return out;
+  std::mt19937_64 rng(o.seed ^ (stream * 0x9E3779B97F4A7C15ull));
+  const int n = std::max(o.resamples, 1);
+  std::vector<double> diffs;
+  diffs.reserve(static_cast<std::size_t>(n));
+  std::vector<double> ra(a.size()), rb(b.size());
+  for (int i = 0; i < n; ++i) {
+    // rng() % size: the same draws with every standard library (a
+    // distribution object's algorithm is implementation-defined).
+    for (auto& x : ra) x = a[rng() % a.size()];
+    for (auto& x : rb) x = b[rng() % b.size()];
+    diffs.push_back(statistic_in_place(rb, s) - statistic_in_place(ra, s));
+  }
+  std::sort(diffs.begin(), diffs.end());
+  const double alpha = 1.0 - o.confidence;
+  out.low = probe::nearest_rank(diffs, std::max(alpha / 2, 1e-9));
+  out.high = probe::nearest_rank(diffs, 1.0 - alpha / 2);
+  return out;
+}
+
+Comparison compare(const std::vector<probe::ProbeResult>& a, const std::vector<probe::ProbeResult>& b,
+                   const CompareOptions& o) {
+  Comparison out;
+  out.options = o;
+  const auto ta = targets_of(a), tb = targets_of(b);
+  const bool by_prompt = ta.size() == 1 && tb.size() == 1 && ta != tb;
+  auto ga = group(a, by_prompt), gb = group(b, by_prompt);
+  for (const auto& [key, sa] : ga)
+    if (!gb.count(key)) out.only_in_a.push_back(sa.target + "/" + sa.prompt);
+  for (const auto& [key, sb] : gb)
+    if (!ga.count(key)) out.only_in_b.push_back(sb.target + "/" + sb.prompt);
+
+  std::map<std::string, std::vector<std::string>> classes;  // class -> prompts
+  std::vector<std::string> class_order;
+  for (const auto& [key, sa] : ga) {
+    auto it = gb.find(key);
+    if (it == gb.end()) continue;
+    const Series& sb = it->second;
+    SeriesComparison sc;
+    sc.target = sa.target == sb.target ? sa.target : sa.target + " → " + sb.target;
+    sc.prompt = sa.prompt;
+    sc.rows_a = sa.rows.size();
+    sc.rows_b = sb.rows.size();
+    for (auto* r : sa.rows) sc.ok_a += r->ok;
+    for (auto* r : sb.rows) sc.ok_b += r->ok;
+    for (ClockPart p : kAllClockParts) {
+      std::vector<double> va, vb;
+      for (auto* r : sa.rows)
+        if (r->ok)
+          if (auto v = part_value(*r, p)) va.push_back(*v);
+      for (auto* r : sb.rows)
+        if (r->ok)
+          if (auto v = part_value(*r, p)) vb.push_back(*v);
+      for (Statistic st : {Statistic::median, Statistic::p95}) {
+        PartChange c;
+        c.part = p;
+        c.statistic = st;
+        c.n_a = va.size();
+        c.n_b = vb.size();
+        c.comparable = !va.empty() && !vb.empty();
+        if (c.comparable) {
+          auto sa_sorted = va, sb_sorted = vb;
+          c.a = statistic_in_place(sa_sorted, st);
+          c.b = statistic_in_place(sb_sorted, st);
+          c.change = c.b - c.a;
+          const auto stream = fnv1a(fmt::format("{}/{}/{}/{}", sa.target, sa.prompt, to_string(p), to_string(st)));
+          const Interval ci = bootstrap_interval(va, vb, st, o, stream);
+          c.bootstrap_low = ci.low;
+          c.bootstrap_high = ci.high;
+          const double widen = is_count(p) ? 0.0 : o.resolution_seconds;
+          c.ci_low = ci.low - widen;
+          c.ci_high = ci.high + widen;
+          c.moved = c.ci_low > 0 || c.ci_high < 0;
+        }
+        switch (p) {
+          case ClockPart::ttft: sc.ttft_moved |= c.moved; break;
+          case ClockPart::gap_p50:
+          case ClockPart::gap_p95:
+          case ClockPart::gap_max:
+          case ClockPart::stalls: sc.gaps_moved |= c.moved; break;
+          case ClockPart::tail: sc.tail_moved |= c.moved; break;
+          case ClockPart::duration: sc.duration_moved |= c.moved; break;
+        }
+        sc.changes.push_back(c);
+      }
+    }
+    auto [cls, sentence] = verdict_for(sc);
+    sc.verdict = sentence;
+    if (!classes.count(cls)) class_order.push_back(cls);
+    classes[cls].push_back(sc.prompt);
+    out.series.push_back(std::move(sc));
+  }
+
+  if (out.series.empty()) {
+    out.verdict = "nothing to compare: A and B have no target/prompt in common";
+  } else if (out.series.size() == 1) {
+    out.verdict = out.series[0].verdict;
+  } else if (classes.size() == 1) {
+    // Same class everywhere: the first series' sentence stands for all.
+    out.verdict = out.series[0].verdict + fmt::format(" (all {} prompts)", out.series.size());
+  } else {
+    out.verdict = "mixed: ";
+    for (std::size_t i = 0; i < out.series.size(); ++i)
+      out.verdict += fmt::format("{}{}: {}", i ? "; " : "", out.series[i].prompt, out.series[i].verdict);
+  }
+  return out;
+}
+
+std::string render_text(const Comparison& c, const std::string& label_a, const std::string& label_b) {
+  std::string out = fmt::format("compare A = {}  →  B = {}\n", label_a, label_b);
+  for (const auto& s : c.series) {
+    out += fmt::format("\ntarget {}  prompt {}  (A: {} rows, {} ok; B: {} rows, {} ok)\n", s.target, s.prompt,
+                       s.rows_a, s.ok_a, s.rows_b, s.ok_b);
+    out += fmt::format("  {:<9} {:<6} {:>10} {:>10} {:>11}   {:<27} {}\n", "part", "stat", "A", "B", "change",
+                       "95% CI of change", "");
+    for (const auto& ch : s.changes) {
+      if (!ch.comparable) {
+        out += fmt::format("  {:<9} {:<6} {:>10} {:>10} {:>11}   {:<27} {}\n", to_string(ch.part),
+                           to_string(ch.statistic), ch.n_a ? fmt_value(ch.part, ch.a) : "-",
+                           ch.n_b ? fmt_value(ch.part, ch.b) : "-", "-", "-", "no data");
+        continue;
+      }
+      const std::string ci = fmt::format("[{}, {}]", fmt_change(ch.part, ch.ci_low), fmt_change(ch.part, ch.ci_high));
+      const char* mark = ch.moved ? "moved" : "~";
+      out += fmt::format("  {:<9} {:<6} {:>10} {:>10} {:>11}   {:<27} {}\n", to_string(ch.part),
+                         to_string(ch.statistic), fmt_value(ch.part, ch.a), fmt_value(ch.part, ch.b),
+                         fmt_change(ch.part, ch.change), ci, mark);
+    }
+    out += fmt::format("  verdict: {}\n", s.verdict);
+  }
+  if (!c.only_in_a.empty() || !c.only_in_b.empty()) {
+    out += "\n";
+    for (const auto& s : c.only_in_a) out += fmt::format("only in A (not compared): {}\n", s);
+    for (const auto& s : c.only_in_b) out += fmt::format("only in B (not compared): {}\n", s);
+  }
+  out += fmt::format(
+      "\n95% CI: bootstrap ({} resamples, seed {}) of the change in the statistic, widened by the clock "
+      "resolution ±{}; \"moved\" = the CI excludes 0.\n",
+      c.options.resamples, c.options.seed, format_seconds(c.options.resolution_seconds));
+  out += fmt::format("verdict: {}\n", c.verdict);
+  return out;
+}
+
+json::Value to_json(const Comparison& c, const std::string& label_a, const std::string& label_b) {
+  json::Array series;
+  for (const auto& s : c.series) {
+    json::Array changes;
+    for (const auto& ch : s.changes) {
+      const double scale = is_count(ch.part) ? 1.0 : 1e3;
+      json::Object o{{"part", std::string(to_string(ch.part))},
+                     {"statistic", std::string(to_string(ch.statistic))},
+                     {"unit", is_count(ch.part) ? "count" : "ms"},
+                     {"n_a", static_cast<std::int64_t>(ch.n_a)},
+                     {"n_b", static_cast<std::int64_t>(ch.n_b)}};
+      if (ch.comparable) {
+        o.emplace_back("a", ch.a * scale);
+        o.emplace_back("b", ch.b * scale);
+        o.emplace_back("change", ch.change * scale);
+        o.emplace_back("ci_low", ch.ci_low * scale);
+        o.emplace_back("ci_high", ch.ci_high * scale);
+        o.emplace_back("bootstrap_low", ch.bootstrap_low * scale);
+        o.emplace_back("bootstrap_high", ch.bootstrap_high * scale);
+        o.emplace_back("moved", ch.moved);
+      } else {
+        o.emplace_back("moved", nullptr);
+      }
+      changes.push_back(std::move(o));
+    }
+    series.push_back(json::Object{{"target", s.target},
+                                  {"prompt", s.prompt},
+                                  {"rows_a", static_cast<std::int64_t>(s.rows_a)},
+                                  {"rows_b", static_cast<std::int64_t>(s.rows_b)},
+                                  {"ok_a", static_cast<std::int64_t>(s.ok_a)},
+                                  {"ok_b", static_cast<std::int64_t>(s.ok_b)},
+                                  {"ttft_moved", s.ttft_moved},
+                                  {"gaps_moved", s.gaps_moved},
+                                  {"tail_moved", s.tail_moved},
+                                  {"duration_moved", s.duration_moved},
+                                  {"verdict", s.verdict},
+                                  {"changes", std::move(changes)}});
+  }
+  json::Array only_a, only_b;
+  for (const auto& s : c.only_in_a) only_a.push_back(s);
+  for (const auto& s : c.only_in_b) only_b.push_back(s);
+  return json::Object{{"a", label_a},          {"b", label_b},          {"confidence", c.options.confidence},
+                      {"resamples", c.options.resamples},
+                      {"resolution_ms", c.options.resolution_seconds * 1e3}, {"seed", static_cast<std::int64_t>(c.options.seed)},
+                      {"series", std::move(series)}, {"only_in_a", std::move(only_a)},
+                      {"only_in_b", std::move(only_b)}, {"verdict", c.verdict}};
+}
+
+}  // namespace lse::report

@@ -1,0 +1,244 @@
+// The four shapes (DESIGN §7). Each rule reads WindowStats and says in plain
+// words which numbers met or missed which threshold; docs/diagnosis.md
+// explains the rules and the defaults.
+#include "report/diagnosis.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+#include "probe/timeline.hpp"
+#include "report/format.hpp"
+#include "report/stats.hpp"
+
+namespace lse::report {
+
+std::string_view to_string(Shape s) {
+  switch (s) {
+    case Shape::queue: return "queue";
+    case Shape::transport: return "transport";
+    case Shape::long_answer: return "long_answer";
+    case Shape::shared_capacity: return "shared_capacity";
+  }
+  return "";
+}
+
+std::string_view title(Shape s) {
+  switch (s) {
+    case Shape::queue: return "queue";
+    case Shape::transport: return "transport";
+    case Shape::long_answer: return "long answer";
+    case Shape::shared_capacity: return "shared capacity";
+  }
+  return "";
+}
+
+std::string_view advice(Shape s) {
+  switch (s) {
+    case Shape::queue: return "the wait is before the first token: shorten the input or lower the concurrency";
+    case Shape::transport:
+      return "the model streams evenly but something between it and you holds chunks back: "
+             "look for proxy buffering (nginx proxy_buffering, compression) on the path";
+    case Shape::long_answer: return "the stream is healthy, the answer is just long: cap max_tokens";
+    case Shape::shared_capacity:
+      return "identical runs differ widely: the capacity is shared; report p95, not the mean";
+  }
+  return "";
+}
+
+WindowStats window_stats(const std::vector<probe::ProbeResult>& probes) {
+  WindowStats w;
+  std::vector<double> ttft, duration, gaps, max_gaps, chunks;
+  for (const auto& r : probes) {
+    if (!counts_as_measurement(r)) continue;
+    ++w.probes;
+    if (r.ttft) ttft.push_back(*r.ttft);
+    duration.push_back(r.duration);
+    gaps.insert(gaps.end(), r.gaps.begin(), r.gaps.end());
+    if (r.gap_max) max_gaps.push_back(*r.gap_max);
+    chunks.push_back(static_cast<double>(r.chunks));
+    if (r.stalls > 0) ++w.stalled_probes;
+    w.stall_threshold = r.stall_threshold;
+  }
+  if (w.probes == 0) return w;
+  w.ttft_p50 = percentile(ttft, 0.50);
+  w.ttft_p95 = percentile(ttft, 0.95);
+  w.duration_p50 = percentile(duration, 0.50);
+  w.duration_p95 = percentile(duration, 0.95);
+  if (!gaps.empty()) {
+    std::sort(gaps.begin(), gaps.end());
+    w.gap_p50 = probe::nearest_rank(gaps, 0.50);
+    w.gap_p95 = probe::nearest_rank(gaps, 0.95);
+    w.gap_max = gaps.back();
+  }
+  w.typical_max_gap = percentile(max_gaps, 0.50);
+  w.stalled_share = static_cast<double>(w.stalled_probes) / static_cast<double>(w.probes);
+  w.chunks_p50 = percentile(chunks, 0.50).value_or(0);
+  return w;
+}
+
+namespace {
+
+// The gap tail against the gap median (see docs/diagnosis.md, transport).
+struct GapShape {
+  double ratio = 0;      // pooled gap p95 / max(gap p50, floor)
+  double max_ratio = 0;  // typical (median per-probe) max gap / max(gap p50, floor)
+  bool fat_tail = false;     // p95/p50 at least the ratio
+  bool fat_max = false;      // most streams have one pause that is a stall and >= ratio x p50
+  bool stall_rule = false;     // stalls are exceptions (p50 below the threshold) and common enough
+  bool all_in_bursts = false;  // many chunks, yet 95% of gaps under the floor
+  bool holds() const { return fat_tail || fat_max || stall_rule || all_in_bursts; }
+};
+
+GapShape gap_shape(const WindowStats& w, const config::DiagnosisThresholds& t) {
+  GapShape g;
+  if (!w.gap_p50 || !w.gap_p95) return g;
+  const double p50 = std::max(*w.gap_p50, kGapFloorSeconds);
+  g.ratio = *w.gap_p95 / p50;
+  const double typical_max = w.typical_max_gap.value_or(0);
+  g.max_ratio = typical_max / p50;
+  // A tail under the floor is no tail, however small the median.
+  g.fat_tail = *w.gap_p95 >= kGapFloorSeconds && g.ratio >= t.transport_gap_ratio;
+  // The largest gap of a long stream is an extreme value: a scheduling hiccup
+  // of a few tens of ms makes it large against p50 in any healthy stream, so
+  // it only counts when it is a stall.
+  g.fat_max = typical_max >= w.stall_threshold && g.max_ratio >= t.transport_gap_ratio;
+  g.stall_rule = w.stalled_probes > 0 && *w.gap_p50 < w.stall_threshold &&
+                 w.stalled_share >= t.transport_min_stall_ratio;
+  g.all_in_bursts = w.chunks_p50 >= 8 && *w.gap_p95 < kGapFloorSeconds;
+  return g;
+}
+
+std::string gap_words(const WindowStats& w, const GapShape& g) {
+  if (!w.gap_p50) return "no gaps (single-chunk answers)";
+  return fmt::format("gap p50 {}{}, p95 {} (p95/p50 {}), typical max {} (max/p50 {}), {} of probes stalled",
+                     format_seconds(*w.gap_p50),
+                     *w.gap_p50 < kGapFloorSeconds ? " (most chunks arrive together; ratios use 1 ms)" : "",
+                     format_seconds(*w.gap_p95), format_ratio(g.ratio),
+                     format_seconds(w.typical_max_gap.value_or(0)), format_ratio(g.max_ratio),
+                     format_percent(w.stalled_share));
+}
+
+}  // namespace
+
+std::vector<Verdict> diagnose(const WindowStats& w, const config::DiagnosisThresholds& t) {
+  std::vector<Verdict> out;
+  for (Shape s : kAllShapes) {
+    Verdict v;
+    v.shape = s;
+    out.push_back(std::move(v));
+  }
+  if (w.probes < static_cast<std::size_t>(std::max(t.min_probes, 1))) {
+    for (auto& v : out) {
+      v.enough_probes = false;
+      v.why = fmt::format("no verdict: {} successful probe{}, {} needed", w.probes,
+                          w.probes == 1 ? "" : "s", t.min_probes);
+      v.numbers = {{"probes", static_cast<double>(w.probes)}};
+    }
+    return out;
+  }
+
+  const double ttft50 = w.ttft_p50.value_or(0), ttft95 = w.ttft_p95.value_or(0);
+  const double dur50 = w.duration_p50.value_or(0), dur95 = w.duration_p95.value_or(0);
+  const double gap95 = w.gap_p95.value_or(0);
+  const GapShape g = gap_shape(w, t);
+  const double probes = static_cast<double>(w.probes);
+
+  {  // queue: TTFT high, gaps tight
+    Verdict& v = out[0];
+    const bool slow = ttft50 > t.queue_ttft_seconds;
+    const bool tight = gap95 < t.queue_gap_p95_seconds;
+    // An answer delivered in one burst has "tight" gaps and a TTFT that
+    // contains the whole generation: that is buffering (transport), not a queue.
+    v.holds = slow && tight && !g.all_in_bursts;
+    v.why = fmt::format("TTFT p50 {} {} {}; gap p95 {} {} {}", format_seconds(ttft50),
+                        slow ? ">" : "<=", format_seconds(t.queue_ttft_seconds), format_seconds(gap95),
+                        tight ? "<" : ">=", format_seconds(t.queue_gap_p95_seconds));
+    if (slow && tight && g.all_in_bursts)
+      v.why += " but the answer arrives in one burst: the wait is buffering, not a queue";
+    v.numbers = {{"probes", probes},
+                 {"ttft_p50_seconds", ttft50},
+                 {"gap_p95_seconds", gap95},
+                 {"queue_ttft_seconds", t.queue_ttft_seconds},
+                 {"queue_gap_p95_seconds", t.queue_gap_p95_seconds}};
+  }
+  {  // transport: the gap tail is fat against the gap median
+    Verdict& v = out[1];
+    v.holds = g.holds();
+    std::vector<std::string> because;
+    if (g.fat_tail)
+      because.push_back(fmt::format("gap p95/p50 {} >= {}", format_ratio(g.ratio),
+                                    format_ratio(t.transport_gap_ratio)));
+    if (g.fat_max)
+      because.push_back(fmt::format("a typical stream's largest gap is a stall, {} x p50 >= {}",
+                                    format_ratio(g.max_ratio), format_ratio(t.transport_gap_ratio)));
+    if (g.stall_rule)
+      because.push_back(fmt::format("{} of probes stalled >= {}", format_percent(w.stalled_share),
+                                    format_percent(t.transport_min_stall_ratio)));
+    if (g.all_in_bursts)
+      because.push_back(fmt::format("{} chunks per answer yet 95% of gaps under {}: the answer arrives in bursts",
+                                    format_number(w.chunks_p50), format_seconds(kGapFloorSeconds)));
+    v.why = gap_words(w, g);
+    if (!because.empty()) {
+      v.why += ": ";
+      for (std::size_t i = 0; i < because.size(); ++i) v.why += (i ? "; " : "") + because[i];
+    } else if (w.gap_p50) {
+      v.why += fmt::format(": p95/p50 below {}, no typical stall, stalled share below {}",
+                           format_ratio(t.transport_gap_ratio), format_percent(t.transport_min_stall_ratio));
+    }
+    v.why += fmt::format("; TTFT p50 {}", format_seconds(ttft50));
+    v.numbers = {{"probes", probes},
+                 {"gap_p50_seconds", w.gap_p50.value_or(0)},
+                 {"gap_p95_seconds", gap95},
+                 {"typical_max_gap_seconds", w.typical_max_gap.value_or(0)},
+                 {"gap_p95_ratio", g.ratio},
+                 {"max_gap_ratio", g.max_ratio},
+                 {"stalled_share", w.stalled_share},
+                 {"transport_gap_ratio", t.transport_gap_ratio},
+                 {"transport_min_stall_ratio", t.transport_min_stall_ratio}};
+  }
+  {  // long answer: TTFT and gaps flat, duration still high
+    Verdict& v = out[2];
+    const bool long_ = dur50 > t.long_answer_duration_seconds;
+    const bool ttft_ok = ttft50 <= t.queue_ttft_seconds;
+    v.holds = long_ && !g.holds() && ttft_ok;
+    v.why = fmt::format("duration p50 {} {} {}; {} chunks per answer; gaps {}; TTFT p50 {} {} {}",
+                        format_seconds(dur50), long_ ? ">" : "<=",
+                        format_seconds(t.long_answer_duration_seconds), format_number(w.chunks_p50),
+                        g.holds() ? "not flat (transport)" : "flat", format_seconds(ttft50),
+                        ttft_ok ? "<=" : ">", format_seconds(t.queue_ttft_seconds));
+    v.numbers = {{"probes", probes},
+                 {"duration_p50_seconds", dur50},
+                 {"chunks_p50", w.chunks_p50},
+                 {"ttft_p50_seconds", ttft50},
+                 {"long_answer_duration_seconds", t.long_answer_duration_seconds}};
+  }
+  {  // shared capacity: identical runs spread widely
+    Verdict& v = out[3];
+    const double ttft_ratio = ttft50 > 0 ? ttft95 / ttft50 : 0;
+    const double dur_ratio = dur50 > 0 ? dur95 / dur50 : 0;
+    const bool ttft_wide = ttft_ratio > t.spread_ratio;
+    const bool dur_wide = dur_ratio > t.spread_ratio;
+    v.holds = ttft_wide || dur_wide;
+    v.why = fmt::format("TTFT p95/p50 {} ({} / {}) {} {}; duration p95/p50 {} ({} / {}) {} {}",
+                        format_ratio(ttft_ratio), format_seconds(ttft95), format_seconds(ttft50),
+                        ttft_wide ? ">" : "<=", format_ratio(t.spread_ratio), format_ratio(dur_ratio),
+                        format_seconds(dur95), format_seconds(dur50), dur_wide ? ">" : "<=",
+                        format_ratio(t.spread_ratio));
+    v.numbers = {{"probes", probes},
+                 {"ttft_p50_seconds", ttft50},
+                 {"ttft_p95_seconds", ttft95},
+                 {"duration_p50_seconds", dur50},
+                 {"duration_p95_seconds", dur95},
+                 {"ttft_spread_ratio", ttft_ratio},
+                 {"duration_spread_ratio", dur_ratio},
+                 {"spread_ratio", t.spread_ratio}};
+  }
+  return out;
+}
+
+std::vector<Verdict> diagnose(const std::vector<probe::ProbeResult>& probes,
+                              const config::DiagnosisThresholds& thresholds) {
+  return diagnose(window_stats(probes), thresholds);
+}
+
+}  // namespace lse::report

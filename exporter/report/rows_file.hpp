@@ -1,0 +1,45 @@
+// Raw-row files for the experiment CLI: `run --out` appends rows one write(2)
+// per line (a crash or Ctrl-C loses at most the row being written), `compare`
+// reads them back with "FILE:LINE: error" messages. The row format itself is
+// row_json's.
+#pragma once
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "probe/result.hpp"
+
+namespace lse::report {
+
+// "FILE:LINE: message" (LINE 0 when the file cannot be opened at all).
+class RowsFileError : public std::runtime_error {
+ public:
+  RowsFileError(const std::string& file, int line, const std::string& message);
+};
+
+// Every row of a JSONL rows file, in file order. Blank lines are skipped.
+// Throws RowsFileError on the first line that is not a row.
+std::vector<probe::ProbeResult> read_rows_file(const std::string& path);
+
+class RowsWriter {
+ public:
+  // Opens `path` for appending (creating it). Throws RowsFileError.
+  explicit RowsWriter(const std::string& path);
+  ~RowsWriter();
+  RowsWriter(const RowsWriter&) = delete;
+  RowsWriter& operator=(const RowsWriter&) = delete;
+
+  // Appends one row and its newline with a single write(2) (no fsync: the
+  // kernel has the line once write returns). Throws RowsFileError on failure.
+  void append(const probe::ProbeResult& result);
+
+  const std::string& path() const { return path_; }
+  std::size_t rows_written() const { return rows_; }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  std::size_t rows_ = 0;
+};
+
+}  // namespace lse::report

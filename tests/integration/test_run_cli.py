@@ -1,0 +1,166 @@
+"""`run` as a command: the MC_* environment mode, the plan (rounds, shuffle,
+seed, concurrency), and bad input: an unreachable endpoint, a missing prompt
+file, a missing endpoint, an interrupted run. Each bad case gives one clear
+message and a non-zero exit; rows already written stay whole and parseable.
+"""
+import json
+import os
+import signal
+import time
+import unittest
+
+from harness import TempDir, Upstream, free_port, wait_for
+from run_helpers import interrupt, read_rows, run_cli, start_cli
+
+SECRET = 'sk-test-secret-0123456789'
+
+
+def read_text(path):
+    with open(path) as f:
+        return f.read()
+
+
+def prompt_files(tmp):
+    paths = []
+    for name, text in (('short', 'What is the capital of France?'),
+                       ('medium', 'Explain how TCP slow start works.'),
+                       ('long', 'Write a structured guide to HTTP caching.')):
+        path = os.path.join(tmp, f'{name}.txt')
+        with open(path, 'w') as f:
+            f.write(text + '\n')
+        paths.append(path)
+    return paths
+
+
+class EnvironmentMode(unittest.TestCase):
+    def test_prompt_files_and_trailing_run_count(self):
+        with TempDir() as tmp, Upstream(tmp) as up:
+            files = prompt_files(tmp)
+            env = {'MC_BASE_URL': up.url('ttft=40,gap=10,chunks=8'), 'MC_MODEL': 'mc-model', 'MC_API_KEY': SECRET}
+            out, report = f'{tmp}/rows.jsonl', f'{tmp}/report.html'
+            p = run_cli(['run'] + files + ['6', '--out', out, '--report', report, '--seed', '3'], env=env)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            rows = read_rows(out)
+            self.assertEqual(len(rows), 18)
+            self.assertEqual(len(up.requests()), 18 + 2)  # 2 warmup probes by default
+            self.assertEqual({r['model'] for r in rows}, {'mc-model'})
+            self.assertEqual({r['target'] for r in rows}, {'127.0.0.1'})
+            # Every round has each prompt once, in a shuffled order.
+            order = [r['prompt'] for r in rows]
+            rounds = [order[i:i + 3] for i in range(0, 18, 3)]
+            for rnd in rounds:
+                self.assertEqual(sorted(rnd), ['long', 'medium', 'short'])
+            self.assertGreater(len({tuple(r) for r in rounds}), 1, rounds)
+            # Progress: one plain line per probe when stderr is not a terminal.
+            self.assertIn('run 18/18 target=127.0.0.1', p.stderr)
+            self.assertIn('warmup 2/2', p.stderr)
+            # The key is a secret: nowhere in what the command printed or wrote.
+            for text in (p.stdout, p.stderr, read_text(out), read_text(report)):
+                self.assertNotIn(SECRET, text)
+            self.assertIn('prompt short', p.stdout)
+            self.assertIn('gap_p95', p.stdout)
+
+            # The same seed gives the same plan.
+            out2 = f'{tmp}/rows2.jsonl'
+            p = run_cli(['run'] + files + ['6', '--out', out2, '--seed', '3', '--warmup', '0'], env=env)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual([r['prompt'] for r in read_rows(out2)], order)
+
+    def test_concurrency_keeps_that_many_streams_in_flight(self):
+        with TempDir() as tmp, Upstream(tmp) as up:
+            files = prompt_files(tmp)[:1]
+            env = {'MC_BASE_URL': up.url('ttft=100,gap=20,chunks=20'), 'MC_MODEL': 'm'}
+            p = run_cli(['run'] + files + ['9', '--concurrency', '3', '--warmup', '0', '--out', f'{tmp}/r.jsonl'],
+                        env=env)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            reqs = up.requests()
+            self.assertEqual(len(reqs), 9)
+            spans = [(r['t_request'], r['end']) for r in reqs]
+            most = max(sum(1 for a, b in spans if a <= t < b) for t, _ in spans)
+            self.assertEqual(most, 3)
+            self.assertEqual(len({r['conn'] for r in reqs}), 3)  # one connection per stream
+
+
+class BadInput(unittest.TestCase):
+    def test_unreachable_endpoint(self):
+        with TempDir() as tmp:
+            files = prompt_files(tmp)[:2]
+            port = free_port()
+            out = f'{tmp}/rows.jsonl'
+            p = run_cli(['run'] + files + ['3', '--out', out, '--warmup', '1'],
+                        env={'MC_BASE_URL': f'http://127.0.0.1:{port}/v1', 'MC_MODEL': 'm'})
+            self.assertEqual(p.returncode, 1, p.stderr)
+            errors = [line for line in p.stderr.splitlines() if line.startswith('run: error')]
+            self.assertEqual(len(errors), 1, p.stderr)
+            self.assertIn('all 6 runs failed (connect 6', errors[0])
+            self.assertIn('failures: connect 3', p.stdout)
+            rows = read_rows(out)
+            self.assertEqual(len(rows), 6)
+            self.assertTrue(all(not r['ok'] and r['reason'] == 'connect' for r in rows))
+
+    def test_missing_prompt_file(self):
+        with TempDir() as tmp:
+            p = run_cli(['run', f'{tmp}/nope.txt', '5', '--out', f'{tmp}/r.jsonl'],
+                        env={'MC_BASE_URL': 'http://127.0.0.1:9/v1', 'MC_MODEL': 'm'})
+            self.assertEqual(p.returncode, 2)
+            self.assertEqual(p.stderr.strip(),
+                             f"run: cannot read prompt file '{tmp}/nope.txt': No such file or directory")
+            self.assertEqual(p.stdout, '')
+
+    def test_no_endpoint_and_no_config(self):
+        with TempDir() as tmp:
+            env = {k: '' for k in ('MC_BASE_URL', 'MC_MODEL', 'MC_API_KEY')}
+            p = run_cli(['run', f'{tmp}/x.txt'], env=env)
+            self.assertEqual(p.returncode, 2)
+            self.assertIn('MC_BASE_URL is not set', p.stderr)
+            self.assertEqual(len(p.stderr.strip().splitlines()), 1)
+
+    def test_bad_config_names_file_and_line(self):
+        with TempDir() as tmp:
+            cfg = f'{tmp}/bad.yaml'
+            with open(cfg, 'w') as f:
+                f.write('prompts:\n  p: {text: hi}\ntargets:\n  - name: x\n    url: http://127.0.0.1:1/v1\n'
+                        '    modle: m\n')
+            p = run_cli(['run', '--config', cfg])
+            self.assertEqual(p.returncode, 2)
+            self.assertRegex(p.stderr, rf'^run: {cfg}:6:\d+: .*modle')
+
+    def interrupted(self, sig, name):
+        with TempDir() as tmp, Upstream(tmp) as up:
+            files = prompt_files(tmp)[:1]
+            out = f'{tmp}/rows.jsonl'
+            env = {'MC_BASE_URL': up.url('ttft=50,gap=25,chunks=40'), 'MC_MODEL': 'm'}
+            proc = start_cli(['run'] + files + ['50', '--warmup', '0', '--out', out], env=env)
+            try:
+                wait_for(lambda: os.path.exists(out) and len(read_rows(out)) >= 2, 30, what='two rows')
+                time.sleep(0.4)  # mid-stream of the third probe
+                t0 = time.monotonic()
+                interrupt(proc, sig)
+                stdout, stderr = proc.communicate(timeout=10)
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+            self.assertLess(time.monotonic() - t0, 3)
+            self.assertEqual(proc.returncode, 130, stderr)
+            lines = [line for line in stderr.splitlines() if 'interrupted' in line]
+            self.assertEqual(len(lines), 1, stderr)
+            rows = read_rows(out)  # every line parses
+            self.assertIn(f'run: interrupted by {name} after {len(rows)} of 50 runs', lines[0])
+            self.assertIn(f'{len(rows)} rows kept in {out}', lines[0])
+            self.assertTrue(all(r['ok'] for r in rows))  # the canceled probe is not a row
+            with open(out, 'rb') as f:
+                self.assertTrue(f.read().endswith(b'\n'))
+            self.assertIn('total: ', stdout)  # the summary of what finished
+            # The upstream saw the canceled stream go away.
+            wait_for(lambda: any(r.get('outcome') == 'client_gone' for r in up.requests()), 5,
+                     what='client_gone in the upstream log')
+
+    def test_sigint(self):
+        self.interrupted(signal.SIGINT, 'SIGINT')
+
+    def test_sigterm(self):
+        self.interrupted(signal.SIGTERM, 'SIGTERM')
+
+
+if __name__ == '__main__':
+    unittest.main()

@@ -1,0 +1,159 @@
+// The four shapes of DESIGN §7 on planted windows: each shape alone, the
+// healthy window as none, and the cases that must not fool a rule (bursts
+// are not a queue, one hiccup per long stream is not transport, a uniformly
+// slow model is not transport, too few probes give no verdict).
+#include "report/diagnosis.hpp"
+
+#include <gtest/gtest.h>
+
+#include "report_fixtures.hpp"
+
+namespace lse::report {
+namespace {
+
+using testing::failed;
+using testing::planted;
+using testing::repeat;
+
+std::vector<std::string> held(const std::vector<Verdict>& vs) {
+  std::vector<std::string> out;
+  for (const auto& v : vs)
+    if (v.holds) out.emplace_back(to_string(v.shape));
+  return out;
+}
+
+double number(const Verdict& v, const std::string& name) {
+  for (const auto& [k, x] : v.numbers)
+    if (k == name) return x;
+  ADD_FAILURE() << "no number " << name;
+  return 0;
+}
+
+std::vector<probe::ProbeResult> window(int n, double ttft, const std::vector<double>& gaps, double tail = 0) {
+  std::vector<probe::ProbeResult> w;
+  for (int i = 0; i < n; ++i) w.push_back(planted(ttft, gaps, tail));
+  return w;
+}
+
+const config::DiagnosisThresholds kDefaults{};
+
+TEST(ReportDiagnosis, HealthyWindowIsNone) {
+  std::vector<probe::ProbeResult> w;
+  for (int i = 0; i < 20; ++i) {
+    std::vector<double> gaps;
+    for (int k = 0; k < 40; ++k) gaps.push_back(0.020 + 0.002 * ((i + k) % 5));  // 20..28 ms
+    w.push_back(planted(0.3 + 0.01 * (i % 3), gaps, 0.002));
+  }
+  const auto v = diagnose(w, kDefaults);
+  ASSERT_EQ(v.size(), 4u);
+  EXPECT_TRUE(held(v).empty());
+  for (const auto& x : v) EXPECT_TRUE(x.enough_probes);
+  EXPECT_EQ(v[0].shape, Shape::queue);
+  EXPECT_EQ(v[3].shape, Shape::shared_capacity);
+}
+
+TEST(ReportDiagnosis, QueueIsSlowFirstTokenWithTightGaps) {
+  const auto v = diagnose(window(10, 3.0, repeat(0.02, 30)), kDefaults);
+  EXPECT_EQ(held(v), std::vector<std::string>{"queue"});
+  EXPECT_DOUBLE_EQ(number(v[0], "ttft_p50_seconds"), 3.0);
+  EXPECT_NE(v[0].why.find("TTFT p50 3.00 s > 2.00 s"), std::string::npos) << v[0].why;
+}
+
+TEST(ReportDiagnosis, SlowFirstTokenWithWideGapsIsNotQueue) {
+  const auto v = diagnose(window(10, 3.0, repeat(0.2, 30)), kDefaults);
+  EXPECT_FALSE(v[0].holds);
+}
+
+TEST(ReportDiagnosis, TransportIsAFatGapTail) {
+  // 4 events per read (three 0 gaps) every 80 ms: p50 0, p95 80 ms.
+  std::vector<double> gaps;
+  for (int k = 0; k < 40; ++k) gaps.push_back(k % 4 == 3 ? 0.08 : 0.0);
+  const auto v = diagnose(window(8, 0.2, gaps), kDefaults);
+  EXPECT_EQ(held(v), std::vector<std::string>{"transport"});
+  EXPECT_GE(number(v[1], "gap_p95_ratio"), 4.0);
+}
+
+TEST(ReportDiagnosis, TransportFromStallsThatAreExceptions) {
+  std::vector<double> gaps = repeat(0.02, 30);
+  gaps[10] = 0.6;  // one stall per stream: p95 of 30 gaps is still 20 ms
+  auto w = window(10, 0.2, gaps);
+  const auto v = diagnose(w, kDefaults);
+  EXPECT_EQ(held(v), std::vector<std::string>{"transport"});
+  EXPECT_DOUBLE_EQ(number(v[1], "stalled_share"), 1.0);
+}
+
+TEST(ReportDiagnosis, WholeAnswerInOneBurstIsTransportNotQueue) {
+  // A buffering proxy (nginx gzip): TTFT = generation time, every gap 0.
+  const auto v = diagnose(window(6, 3.5, repeat(0.0, 40)), kDefaults);
+  EXPECT_EQ(held(v), std::vector<std::string>{"transport"});
+  EXPECT_NE(v[0].why.find("one burst"), std::string::npos) << v[0].why;
+}
+
+TEST(ReportDiagnosis, OneSchedulingHiccupPerLongStreamIsNotTransport) {
+  std::vector<double> gaps = repeat(0.01, 300);
+  gaps[150] = 0.05;  // 5 x p50, but far below a stall
+  const auto v = diagnose(window(10, 0.1, gaps), kDefaults);
+  EXPECT_TRUE(held(v).empty()) << v[1].why;
+}
+
+TEST(ReportDiagnosis, UniformlySlowGapsAreNotTransport) {
+  // Every gap >= the stall threshold: a slow model, not a buffering path.
+  const auto v = diagnose(window(10, 0.3, repeat(0.3, 20)), kDefaults);
+  EXPECT_FALSE(v[1].holds) << v[1].why;
+}
+
+TEST(ReportDiagnosis, LongAnswerIsFlatButLong) {
+  const auto v = diagnose(window(6, 0.4, repeat(0.03, 900)), kDefaults);  // ~27 s
+  EXPECT_EQ(held(v), std::vector<std::string>{"long_answer"});
+  EXPECT_GT(number(v[2], "duration_p50_seconds"), 20.0);
+  EXPECT_DOUBLE_EQ(number(v[2], "chunks_p50"), 901);
+}
+
+TEST(ReportDiagnosis, LongAndBurstyIsTransportOnly) {
+  std::vector<double> gaps;
+  for (int k = 0; k < 900; ++k) gaps.push_back(k % 10 == 9 ? 0.3 : 0.0);
+  const auto v = diagnose(window(6, 0.4, gaps), kDefaults);
+  EXPECT_EQ(held(v), std::vector<std::string>{"transport"});
+}
+
+TEST(ReportDiagnosis, SharedCapacityIsWideSpreadOfIdenticalRuns) {
+  std::vector<probe::ProbeResult> w;
+  for (int i = 0; i < 20; ++i) w.push_back(planted(i % 4 == 3 ? 1.5 : 0.1, repeat(0.02, 20)));
+  const auto v = diagnose(w, kDefaults);
+  EXPECT_EQ(held(v), std::vector<std::string>{"shared_capacity"});
+  EXPECT_NEAR(number(v[3], "ttft_spread_ratio"), 15.0, 1e-9);
+}
+
+TEST(ReportDiagnosis, ThresholdsAreSettable) {
+  auto w = window(10, 1.2, repeat(0.02, 20));
+  EXPECT_TRUE(held(diagnose(w, kDefaults)).empty());
+  config::DiagnosisThresholds t;
+  t.queue_ttft_seconds = 1.0;
+  EXPECT_EQ(held(diagnose(w, t)), std::vector<std::string>{"queue"});
+}
+
+TEST(ReportDiagnosis, TooFewSuccessfulProbesGiveNoVerdict) {
+  auto w = window(4, 3.0, repeat(0.02, 20));
+  for (int i = 0; i < 10; ++i) w.push_back(failed(probe::FailureReason::connect));
+  auto warm = planted(3.0, repeat(0.02, 20));
+  warm.warmup = true;
+  w.push_back(warm);
+  const auto v = diagnose(w, kDefaults);
+  for (const auto& x : v) {
+    EXPECT_FALSE(x.holds);
+    EXPECT_FALSE(x.enough_probes);
+    EXPECT_EQ(x.why, "no verdict: 4 successful probes, 5 needed");
+  }
+  EXPECT_EQ(window_stats(w).probes, 4u);
+}
+
+TEST(ReportDiagnosis, ShapeNamesAreStable) {
+  EXPECT_EQ(to_string(Shape::queue), "queue");
+  EXPECT_EQ(to_string(Shape::transport), "transport");
+  EXPECT_EQ(to_string(Shape::long_answer), "long_answer");
+  EXPECT_EQ(to_string(Shape::shared_capacity), "shared_capacity");
+  EXPECT_EQ(title(Shape::long_answer), "long answer");
+}
+
+}  // namespace
+}  // namespace lse::report

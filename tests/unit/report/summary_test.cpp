@@ -1,0 +1,106 @@
+// Summary: grouping by target+prompt in config order, p50/p95/max per field,
+// warmups counted and left out, failures by reason, both renderings.
+#include "report/summary.hpp"
+
+#include <gtest/gtest.h>
+
+#include "report/stats.hpp"
+#include "report_fixtures.hpp"
+
+namespace lse::report {
+namespace {
+
+using testing::failed;
+using testing::planted;
+using testing::repeat;
+
+TEST(ReportStats, NearestRankPercentiles) {
+  EXPECT_FALSE(percentile({}, 0.5).has_value());
+  std::vector<double> v;
+  for (int i = 20; i >= 1; --i) v.push_back(i);
+  EXPECT_EQ(*percentile(v, 0.50), 10);
+  EXPECT_EQ(*percentile(v, 0.95), 19);
+  const Spread s = spread_of(v);
+  EXPECT_EQ(s.n, 20u);
+  EXPECT_EQ(s.p50, 10);
+  EXPECT_EQ(s.p95, 19);
+  EXPECT_EQ(s.max, 20);
+  EXPECT_EQ(spread_of({}).n, 0u);
+}
+
+std::vector<probe::ProbeResult> experiment() {
+  std::vector<probe::ProbeResult> rs;
+  auto warm = planted(9.0, repeat(0.02, 5), 0, "svc", "short");
+  warm.warmup = true;
+  rs.push_back(warm);
+  for (int i = 1; i <= 20; ++i) rs.push_back(planted(0.1 * i, repeat(0.02, 10), 0.005, "svc", "short"));
+  for (int i = 0; i < 5; ++i) rs.push_back(planted(0.2, repeat(0.03, 3), 0, "svc", "long"));
+  rs.push_back(failed(probe::FailureReason::timeout_idle, "svc", "long"));
+  rs.push_back(failed(probe::FailureReason::connect, "other", "short"));
+  return rs;
+}
+
+TEST(ReportSummary, GroupsInGivenOrderAndSkipsWarmup) {
+  const Summary s = summarize(experiment(), {}, {{"svc", "long"}, {"svc", "short"}});
+  ASSERT_EQ(s.series.size(), 3u);
+  EXPECT_EQ(s.series[0].prompt, "long");
+  EXPECT_EQ(s.series[1].prompt, "short");
+  EXPECT_EQ(s.series[2].target, "other");
+  EXPECT_EQ(s.warmup_discarded, 1u);
+  EXPECT_EQ(s.runs, 27u);
+  EXPECT_EQ(s.ok, 25u);
+  EXPECT_EQ(s.failures.at("timeout_idle"), 1u);
+  EXPECT_EQ(s.failures.at("connect"), 1u);
+
+  const auto& shortp = s.series[1];
+  EXPECT_EQ(shortp.runs, 20u);
+  const Spread& ttft = shortp.field(Field::ttft);
+  EXPECT_NEAR(ttft.p50, 1.0, 1e-9);   // 10th of 0.1..2.0
+  EXPECT_NEAR(ttft.p95, 1.9, 1e-9);   // 19th
+  EXPECT_NEAR(ttft.max, 2.0, 1e-9);   // the 9 s warmup is not in it
+  EXPECT_EQ(shortp.field(Field::chunks).p50, 11);
+  EXPECT_NEAR(shortp.field(Field::tail).p50, 0.005, 1e-9);
+  EXPECT_EQ(shortp.field(Field::tokens_per_second).n, 0u);  // no usage
+  EXPECT_EQ(shortp.probes.size(), 20u);
+
+  EXPECT_EQ(s.series[0].failures.at("timeout_idle"), 1u);
+  EXPECT_EQ(s.series[0].ok, 5u);
+}
+
+TEST(ReportSummary, TableNamesEveryFieldAndTheFailures) {
+  const Summary s = summarize(experiment(), {});
+  const std::string t = render_table(s);
+  for (const char* f : {"ttft", "duration", "tail", "chunks", "stalls", "gap_p50", "gap_p95", "gap_max", "tokens/s"})
+    EXPECT_NE(t.find(std::string("\n  ") + f + " "), std::string::npos) << f;
+  EXPECT_NE(t.find("target other  model m  prompt short  (1 run, 0 ok)\n  no successful run: nothing measured"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("failures: connect 1 (first: connect 127.0.0.1: Connection refused)"), std::string::npos);
+  EXPECT_NE(t.find("total: 27 runs, 25 ok, 2 failed (connect 1, timeout_idle 1); 1 warmup run discarded"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("diagnosis: no verdict"), std::string::npos);  // "other" has no successful probe
+}
+
+TEST(ReportSummary, JsonUsesRowUnits) {
+  const Summary s = summarize(experiment(), {});
+  const std::string j = json::dump(to_json(s));
+  EXPECT_NE(j.find("\"warmup_discarded\":1"), std::string::npos);
+  EXPECT_NE(j.find("\"ttft_ms\":{\"n\":20,\"p50\":1000"), std::string::npos) << j.substr(0, 600);
+  EXPECT_NE(j.find("\"tokens_per_second\":null"), std::string::npos);
+  EXPECT_NE(j.find("\"failures\":{\"connect\":1"), std::string::npos);
+  EXPECT_NE(j.find("\"shape\":\"shared_capacity\""), std::string::npos);
+}
+
+TEST(ReportSummary, ShapesHeldInWords) {
+  std::vector<Verdict> v(4);
+  for (std::size_t i = 0; i < 4; ++i) v[i].shape = kAllShapes[i];
+  EXPECT_EQ(shapes_held(v), "none");
+  v[1].holds = v[2].holds = true;
+  EXPECT_EQ(shapes_held(v), "transport, long answer");
+  v[0].enough_probes = false;
+  EXPECT_EQ(shapes_held(v), "no verdict");
+}
+
+}  // namespace
+}  // namespace lse::report
