@@ -3,6 +3,8 @@
 // that every byte keeps the instant of the read that delivered it.
 #include "http/client.hpp"
 
+#include "http/timestamping_socket.hpp"
+
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
@@ -17,6 +19,7 @@
 #include <boost/beast/http/buffer_body.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
+#include <algorithm>
 #include <stdexcept>
 
 namespace lse::http {
@@ -51,9 +54,10 @@ std::string ssl_error_detail(const error_code& ec, SSL* ssl) {
 }  // namespace
 
 struct Client::Conn {
-  explicit Conn(asio::io_context& io) : socket(io) {}
-  tcp::socket socket;                              // plain, or the layer under tls
-  std::unique_ptr<ssl::stream<tcp::socket&>> tls;  // set for https targets
+  explicit Conn(asio::io_context& io) : socket(io), reader(socket) {}
+  tcp::socket socket;         // the connection (timeouts cancel/close it)
+  TimestampingSocket reader;  // reads with kernel receive stamps; plain, or the layer under tls
+  std::unique_ptr<ssl::stream<TimestampingSocket&>> tls;  // set for https targets
   std::size_t exchanges = 0;
 };
 
@@ -158,6 +162,9 @@ awaitable<Error> Client::connect(TimePoint deadline, Stamps& stamps) {
   if (timed_out_) co_return Error{ErrorKind::timeout, "timeout connecting to " + hop.authority()};
   if (ec) co_return Error{ErrorKind::connect, "connect " + hop.authority() + ": " + ec.message()};
   c->socket.set_option(tcp::no_delay(true), ec);
+  // Kernel receive timestamps for the arrival instants; without them reads
+  // fall back to Clock::now() at completion.
+  c->reader.enable_timestamps();
 
   if (options_.proxy && u.tls) {
     // HTTP CONNECT tunnel; the proxy's answer is read here, not by the parser.
@@ -183,7 +190,7 @@ awaitable<Error> Client::connect(TimePoint deadline, Stamps& stamps) {
   stamps.connected = Clock::now();
 
   if (u.tls) {
-    c->tls = std::make_unique<ssl::stream<tcp::socket&>>(c->socket, *ssl_);
+    c->tls = std::make_unique<ssl::stream<TimestampingSocket&>>(c->reader, *ssl_);
     SSL* s = c->tls->native_handle();
     const std::string& name = options_.tls.server_name.empty() ? u.host : options_.tls.server_name;
     if (!is_ip_literal(name)) SSL_set_tlsext_host_name(s, name.c_str());
@@ -226,9 +233,16 @@ awaitable<std::size_t> Client::read_some(TimePoint deadline, Error& error) {
   if (c->tls)
     n = co_await c->tls->async_read_some(buf, asio::redirect_error(use_awaitable, ec));
   else
-    n = co_await c->socket.async_read_some(buf, asio::redirect_error(use_awaitable, ec));
-  // The arrival instant: taken at read completion, before any parsing.
-  last_read_at_ = Clock::now();
+    n = co_await c->reader.async_read_some(buf, asio::redirect_error(use_awaitable, ec));
+  // The arrival instant, before any parsing: the kernel's receive stamp of the
+  // latest segment read (under TLS, the last one that fed these bytes), never
+  // later than now nor earlier than the previous arrival; now without a stamp.
+  const TimePoint now = Clock::now();
+  const std::int64_t kernel_ns = c->reader.last_kernel_ns();
+  if (n > 0 && kernel_ns != 0)
+    last_read_at_ = std::max(last_read_at_, kernel_stamp_to_steady(kernel_ns, now));
+  else
+    last_read_at_ = now;
   disarm();
   in_.append(read_buf_.get(), n);
   if (canceled_) {

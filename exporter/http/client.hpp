@@ -1,7 +1,8 @@
 // Streaming HTTP/1.1 client for one target: TCP or TLS (Beast/Asio/OpenSSL),
 // optional HTTP proxy, one pooled keep-alive connection, incremental body
-// decoding. Every read is stamped with steady_clock at completion, before any
-// SSE/JSON parsing (DESIGN §2).
+// decoding. Every read is stamped before any SSE/JSON parsing (DESIGN §2) with
+// the kernel's receive timestamp of the data (SO_TIMESTAMPNS, converted to
+// steady_clock), or with steady_clock at read completion when there is none.
 #pragma once
 #include <utility>  // before asio awaitable with GCC 12
 #include <boost/asio/awaitable.hpp>
@@ -78,7 +79,9 @@ class Client {
                                Response& response);
 
   // Appends the next decoded body bytes to `out` and sets `arrival` to the
-  // completion instant of the socket read that delivered them. Sets
+  // arrival instant of the socket read that delivered them: the kernel's
+  // receive stamp of its last segment (never later than the read's
+  // completion), else the completion instant. Sets
   // `body_done` at the end of the body. Bytes already buffered from an earlier
   // read keep that read's instant.
   asio::awaitable<Error> read(TimePoint deadline, std::string& out, TimePoint& arrival,

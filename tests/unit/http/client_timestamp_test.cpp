@@ -1,0 +1,219 @@
+// Arrival instants of Client reads are the kernel's receive timestamps
+// (SO_TIMESTAMPNS): they follow the server's write spacing, are never later
+// than the read's completion, and stay at the kernel's instant when the
+// client's thread is busy when the bytes arrive.
+#include "http/client.hpp"
+
+#include <gtest/gtest.h>
+
+#include <utility>  // before asio awaitable with GCC 12
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/read_until.hpp>
+#include <boost/asio/streambuf.hpp>
+#include <boost/asio/write.hpp>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <future>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+using lse::http::Clock;
+using lse::http::TimePoint;
+using namespace std::chrono_literals;
+
+double ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+
+std::string chunk(const std::string& payload) {
+  char head[32];
+  std::snprintf(head, sizeof head, "%zx\r\n", payload.size());
+  return head + payload + "\r\n";
+}
+
+std::string event(int i) {
+  return chunk("data: {\"choices\":[{\"delta\":{\"content\":\"w" + std::to_string(i) + "\"}}]}\n\n");
+}
+
+// A one-connection HTTP/1.1 server on 127.0.0.1:0 in its own thread: reads
+// the request, answers with a chunked text/event-stream whose pieces are
+// written by `script`, then ends the body and closes.
+class Server {
+ public:
+  explicit Server(std::function<void(tcp::socket&)> script)
+      : acceptor_(io_, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0)) {
+    port_ = acceptor_.local_endpoint().port();
+    thread_ = std::thread([this, script = std::move(script)] {
+      try {
+        tcp::socket s(io_);
+        acceptor_.accept(s);
+        s.set_option(tcp::no_delay(true));
+        asio::streambuf req;
+        const std::size_t head = asio::read_until(s, req, "\r\n\r\n");
+        const std::string h(asio::buffers_begin(req.data()), asio::buffers_begin(req.data()) + head);
+        std::size_t length = 0;
+        if (auto p = h.find("Content-Length: "); p != std::string::npos)
+          length = std::stoul(h.substr(p + 16));
+        const std::size_t have = req.size() - head;
+        if (length > have) asio::read(s, req, asio::transfer_exactly(length - have));
+        asio::write(s, asio::buffer(std::string(
+                           "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                           "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n")));
+        script(s);
+        asio::write(s, asio::buffer(std::string("0\r\n\r\n")));
+        boost::system::error_code ignored;
+        s.shutdown(tcp::socket::shutdown_send, ignored);
+        char sink[256];
+        while (!ignored) s.read_some(asio::buffer(sink), ignored);
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << "server: " << e.what();
+      }
+    });
+  }
+  ~Server() {
+    if (thread_.joinable()) thread_.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  asio::io_context io_;
+  tcp::acceptor acceptor_;
+  unsigned short port_ = 0;
+  std::thread thread_;
+};
+
+lse::http::ClientOptions options_for(const std::string& url) {
+  lse::http::ClientOptions o;
+  o.url = *lse::http::parse_url(url);
+  return o;
+}
+
+// Runs `io` until `done()` or 10 s.
+void run_until(asio::io_context& io, const std::function<bool()>& done) {
+  const auto limit = Clock::now() + 10s;
+  while (!done() && Clock::now() < limit) {
+    io.restart();
+    io.run_one_for(10ms);
+  }
+}
+
+struct Read {
+  std::string data;
+  TimePoint arrival;
+  TimePoint after;  // steady_clock right after the read returned
+};
+
+TEST(ClientTimestamp, ArrivalsFollowTheServerWriteSpacing) {
+  constexpr int kEvents = 5;
+  std::vector<TimePoint> sent(kEvents);
+  Server server([&](tcp::socket& s) {
+    for (int i = 0; i < kEvents; ++i) {
+      std::this_thread::sleep_for(30ms);
+      sent[i] = Clock::now();
+      asio::write(s, asio::buffer(event(i)));
+    }
+  });
+
+  asio::io_context io;
+  lse::http::Client client(io, options_for(server.url()));
+  std::vector<Read> reads;
+  lse::http::Error error;
+  bool done = false;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        const TimePoint deadline = Clock::now() + 10s;
+        lse::http::Stamps stamps;
+        lse::http::Response response;
+        // A named request: GCC 12 mishandles temporaries inside co_await.
+        const lse::http::Request request{"/v1/chat/completions", "{}", {}};
+        error = co_await client.start(request, deadline, stamps, response);
+        bool body_done = false;
+        while (!error && !body_done) {
+          Read r;
+          error = co_await client.read(deadline, r.data, r.arrival, body_done);
+          r.after = Clock::now();
+          if (!r.data.empty()) reads.push_back(std::move(r));
+        }
+        client.finish(false);
+        done = true;
+      },
+      asio::detached);
+  run_until(io, [&] { return done; });
+  ASSERT_TRUE(done);
+  ASSERT_FALSE(error) << error.detail;
+  ASSERT_EQ(reads.size(), static_cast<std::size_t>(kEvents));
+  for (int i = 0; i < kEvents; ++i) {
+    EXPECT_EQ(reads[i].data, "data: {\"choices\":[{\"delta\":{\"content\":\"w" + std::to_string(i) + "\"}}]}\n\n");
+    EXPECT_LE(reads[i].arrival, reads[i].after) << i;
+    // Loopback: the kernel stamps the segment inside the server's write.
+    EXPECT_GE(ms(reads[i].arrival - sent[i]), -1.0) << i;
+    EXPECT_LE(ms(reads[i].arrival - sent[i]), 2.0) << i;
+    if (i > 0) {
+      const double measured = ms(reads[i].arrival - reads[i - 1].arrival);
+      const double truth = ms(sent[i] - sent[i - 1]);
+      EXPECT_NEAR(measured, truth, 2.0) << i;
+    }
+  }
+}
+
+TEST(ClientTimestamp, BusyThreadStillGetsTheKernelArrival) {
+  std::promise<void> go;
+  std::promise<TimePoint> written;
+  auto go_future = go.get_future();
+  auto written_future = written.get_future();
+  Server server([&](tcp::socket& s) {
+    go_future.wait();
+    const TimePoint t = Clock::now();
+    asio::write(s, asio::buffer(event(0)));
+    written.set_value(t);
+  });
+
+  asio::io_context io;
+  lse::http::Client client(io, options_for(server.url()));
+  lse::http::Error error;
+  bool started = false, read_done = false;
+  Read r;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        const TimePoint deadline = Clock::now() + 10s;
+        lse::http::Stamps stamps;
+        lse::http::Response response;
+        // A named request: GCC 12 mishandles temporaries inside co_await.
+        const lse::http::Request request{"/v1/chat/completions", "{}", {}};
+        error = co_await client.start(request, deadline, stamps, response);
+        started = true;
+        bool body_done = false;
+        if (!error) error = co_await client.read(deadline, r.data, r.arrival, body_done);
+        r.after = Clock::now();
+        read_done = true;
+        client.finish(false);
+      },
+      asio::detached);
+  run_until(io, [&] { return started; });
+  ASSERT_TRUE(started);
+  ASSERT_FALSE(error) << error.detail;
+  // The client now waits in read(). The bytes arrive while its thread is busy.
+  go.set_value();
+  const TimePoint sent = written_future.get();
+  std::this_thread::sleep_for(50ms);
+  run_until(io, [&] { return read_done; });
+  ASSERT_TRUE(read_done);
+  ASSERT_FALSE(error) << error.detail;
+  ASSERT_FALSE(r.data.empty());
+  EXPECT_LE(r.arrival, r.after);
+  EXPECT_GE(ms(r.after - r.arrival), 45.0);  // the read completed ≈ 50 ms later
+  EXPECT_GE(ms(r.arrival - sent), -1.0);
+  EXPECT_LE(ms(r.arrival - sent), 2.0);  // the arrival is the kernel's
+}
+
+}  // namespace
