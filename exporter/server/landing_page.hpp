@@ -2,6 +2,7 @@
 // for a human checking the sidecar with kubectl port-forward. Pure: values in,
 // HTML out, every value escaped.
 #pragma once
+#include "report/html.hpp"
 #include <map>
 #include <string>
 #include <string_view>
@@ -12,8 +13,8 @@
 
 namespace lse::server {
 
-// Escapes & < > " ' for text and attribute values.
-std::string html_escape(std::string_view text);
+// One escaper for every page the product renders (reports and landing page).
+using report::html_escape;
 
 // `last` is RowStore::last_by_target(); `now_unix` gives each row's age.
 std::string render_landing_page(const std::vector<TargetStatus>& targets,
