@@ -5,9 +5,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-bash scripts/setup.sh
-bash scripts/build.sh
-BIN=$ROOT/${BUILD_DIR:-build}/exporter/llm_stream_exporter
+bash scripts/setup.sh demo
+BUILD_TARGET=llm_stream_exporter bash scripts/build.sh
+BUILD_DIR=${BUILD_DIR:-build}
+case "$BUILD_DIR" in /*) ;; *) BUILD_DIR=$ROOT/$BUILD_DIR ;; esac
+BIN=$BUILD_DIR/exporter/llm_stream_exporter
 WORK=$(mktemp -d /tmp/lse-demo.XXXXXX)
 PORT=${DEMO_PORT:-9687}
 cleanup() {

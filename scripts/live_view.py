@@ -50,7 +50,8 @@ def summarize(samples):
     per = {}
     def slot(t):
         return per.setdefault(t, {'ok': 0, 'fail': 0, 'stalls': 0, 'chunks': 0,
-                                  'ttft': {}, 'gap': {}, 'maxgap': {}, 'reasons': {}})
+                                  'ttft': {}, 'gap': {}, 'maxgap': {}, 'reasons': {},
+                                  'shapes': set()})
     for name, labels, value in samples:
         t = labels.get('target')
         if not t:
@@ -62,6 +63,8 @@ def summarize(samples):
             s['stalls'] += value
         elif name == 'llm_stream_chunks_total':
             s['chunks'] += value
+        elif name == 'llm_stream_diagnosis' and value > 0:
+            s['shapes'].add(labels.get('shape', '?'))
         elif name == 'llm_stream_probe_failures_total' and value > 0:
             s['reasons'][labels['reason']] = s['reasons'].get(labels['reason'], 0) + value
         else:
@@ -82,7 +85,7 @@ def render(url, per, started):
     rows = [f'llm-stream-exporter live view — {url}  ({time.time() - started:4.0f}s)',
             '',
             f'{"target":<16} {"probes":>6} {"fail":>5} {"ttft p50":>9} {"ttft p95":>9} '
-            f'{"gap p95":>8} {"max gap":>8} {"stalls":>7} {"chunks":>7}  failures',
+            f'{"gap p95":>8} {"max gap":>8} {"stalls":>7} {"chunks":>7}  diagnosis / failures',
             '-' * 100]
     for t in sorted(per):
         s = per[t]
@@ -90,9 +93,12 @@ def render(url, per, started):
                     f'{ms(quantile(.5, s["ttft"].items())):>6} ms {ms(quantile(.95, s["ttft"].items())):>6} ms '
                     f'{ms(quantile(.95, s["gap"].items())):>5} ms {ms(quantile(.99, s["maxgap"].items())):>5} ms '
                     f'{s["stalls"]:7.0f} {s["chunks"]:7.0f}  '
+                    + ' '.join(sorted(s['shapes']))
+                    + (' ' if s['shapes'] else '')
                     + ', '.join(f'{k}={v:.0f}' for k, v in sorted(s['reasons'].items())))
     rows.append('')
-    rows.append('gap p95 and max gap are estimated from histogram buckets (as Prometheus does).')
+    rows.append('gap p95 and max gap are estimated from histogram buckets (as Prometheus does);')
+    rows.append('diagnosis (queue, transport, long_answer, shared_capacity) appears after 5 probes of a prompt.')
     return '\n'.join(rows)
 
 

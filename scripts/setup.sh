@@ -17,8 +17,10 @@ TEST_PKGS=(
   chromium
 )
 
+# Modes: build (compile only), demo (compile + run the demo), all (default: tests too).
 want=("${BUILD_PKGS[@]}")
-if [ "${1:-all}" != "build" ]; then
+if [ "${1:-all}" = "demo" ]; then want+=(python3 curl); fi
+if [ "${1:-all}" = "all" ]; then
   want+=("${TEST_PKGS[@]}")
   # The Dockerfile linter comes from the npm registry; use the machine's
   # Node.js when it has one, Debian's otherwise.
