@@ -20,7 +20,11 @@
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
 #include <algorithm>
+#include <map>
+#include <mutex>
 #include <stdexcept>
+
+#include <sys/stat.h>
 
 namespace lse::http {
 
@@ -66,27 +70,62 @@ struct Client::Exchange {
   bool body_done = false;
 };
 
-Client::Client(asio::io_context& io, ClientOptions options)
-    : io_(io), options_(std::move(options)), timer_(io) {
-  if (!options_.url.tls) return;
-  ssl_ = std::make_unique<ssl::context>(ssl::context::tls_client);
-  ssl_->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
-                    ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
+namespace {
+
+// A file's identity for the context cache: a rotated CA or certificate (new
+// mtime or size) gets a fresh context.
+std::string file_stamp(const std::string& path) {
+  if (path.empty()) return {};
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return path + "@missing";
+  return path + "@" + std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec) +
+         ":" + std::to_string(st.st_size);
+}
+
+std::shared_ptr<ssl::context> build_tls_context(const TlsOptions& tls) {
+  auto ctx = std::make_shared<ssl::context>(ssl::context::tls_client);
+  ctx->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
+                   ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
   error_code ec;
-  if (!options_.tls.ca_file.empty()) {
-    ssl_->load_verify_file(options_.tls.ca_file, ec);
-    if (ec) throw std::runtime_error("cannot load ca_file " + options_.tls.ca_file + ": " + ec.message());
+  if (!tls.ca_file.empty()) {
+    ctx->load_verify_file(tls.ca_file, ec);
+    if (ec) throw std::runtime_error("cannot load ca_file " + tls.ca_file + ": " + ec.message());
   } else {
-    ssl_->set_default_verify_paths(ec);
+    ctx->set_default_verify_paths(ec);
   }
-  if (!options_.tls.cert_file.empty()) {
-    ssl_->use_certificate_chain_file(options_.tls.cert_file, ec);
-    if (!ec) ssl_->use_private_key_file(options_.tls.key_file, ssl::context::pem, ec);
+  if (!tls.cert_file.empty()) {
+    ctx->use_certificate_chain_file(tls.cert_file, ec);
+    if (!ec) ctx->use_private_key_file(tls.key_file, ssl::context::pem, ec);
     if (ec) throw std::runtime_error("cannot load client certificate: " + ec.message());
   }
-  ssl_->set_verify_mode(options_.tls.insecure_skip_verify ? ssl::verify_none : ssl::verify_peer);
+  ctx->set_verify_mode(tls.insecure_skip_verify ? ssl::verify_none : ssl::verify_peer);
   // An idle pooled TLS connection need not keep its 34 KiB read/write buffers.
-  SSL_CTX_set_mode(ssl_->native_handle(), SSL_MODE_RELEASE_BUFFERS);
+  SSL_CTX_set_mode(ctx->native_handle(), SSL_MODE_RELEASE_BUFFERS);
+  return ctx;
+}
+
+// Targets with the same TLS material share one SSL_CTX (its parsed CA store is
+// most of a TLS target's memory). Hostname checks are per connection, so
+// sharing is safe; OpenSSL contexts are thread-safe once configured.
+std::shared_ptr<ssl::context> shared_tls_context(const TlsOptions& tls) {
+  static std::mutex mu;
+  static std::map<std::string, std::weak_ptr<ssl::context>> cache;
+  const std::string key = file_stamp(tls.ca_file) + "|" + file_stamp(tls.cert_file) + "|" +
+                          file_stamp(tls.key_file) + "|" + (tls.insecure_skip_verify ? "1" : "0");
+  std::lock_guard lock(mu);
+  for (auto it = cache.begin(); it != cache.end();) it = it->second.expired() ? cache.erase(it) : ++it;
+  if (auto found = cache.find(key); found != cache.end())
+    if (auto ctx = found->second.lock()) return ctx;
+  auto ctx = build_tls_context(tls);
+  cache[key] = ctx;
+  return ctx;
+}
+
+}  // namespace
+
+Client::Client(asio::io_context& io, ClientOptions options)
+    : io_(io), options_(std::move(options)), timer_(io) {
+  if (options_.url.tls) ssl_ = shared_tls_context(options_.tls);
 }
 
 Client::~Client() = default;

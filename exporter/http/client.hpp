@@ -112,7 +112,7 @@ class Client {
 
   asio::io_context& io_;
   ClientOptions options_;
-  std::unique_ptr<asio::ssl::context> ssl_;
+  std::shared_ptr<asio::ssl::context> ssl_;  // shared by targets with the same TLS material
   asio::steady_timer timer_;
   std::uint64_t timer_generation_ = 0;
   bool timed_out_ = false;

@@ -165,7 +165,10 @@ TEST(ClientTimestamp, ArrivalsFollowTheServerWriteSpacing) {
   }
 }
 
-TEST(ClientTimestamp, BusyThreadStillGetsTheKernelArrival) {
+// One attempt; on a machine whose other cores are saturated, loopback delivery
+// itself (softirq work) can be deferred, so the test allows three attempts: a
+// client without kernel stamps fails every one of them.
+::testing::AssertionResult busy_thread_attempt() {
   std::promise<void> go;
   std::promise<TimePoint> written;
   auto go_future = go.get_future();
@@ -200,20 +203,29 @@ TEST(ClientTimestamp, BusyThreadStillGetsTheKernelArrival) {
       },
       asio::detached);
   run_until(io, [&] { return started; });
-  ASSERT_TRUE(started);
-  ASSERT_FALSE(error) << error.detail;
+  if (!started || error) {
+    go.set_value();
+    return ::testing::AssertionFailure() << "start failed: " << error.detail;
+  }
   // The client now waits in read(). The bytes arrive while its thread is busy.
   go.set_value();
   const TimePoint sent = written_future.get();
   std::this_thread::sleep_for(50ms);
   run_until(io, [&] { return read_done; });
-  ASSERT_TRUE(read_done);
-  ASSERT_FALSE(error) << error.detail;
-  ASSERT_FALSE(r.data.empty());
-  EXPECT_LE(r.arrival, r.after);
-  EXPECT_GE(ms(r.after - r.arrival), 45.0);  // the read completed ≈ 50 ms later
-  EXPECT_GE(ms(r.arrival - sent), -1.0);
-  EXPECT_LE(ms(r.arrival - sent), 2.0);  // the arrival is the kernel's
+  if (!read_done || error || r.data.empty())
+    return ::testing::AssertionFailure() << "read failed: " << error.detail;
+  const double late = ms(r.after - r.arrival), off = ms(r.arrival - sent);
+  // The read completed ≈ 50 ms after the bytes arrived; the arrival is the kernel's.
+  if (r.arrival <= r.after && late >= 45.0 && off >= -1.0 && off <= 2.0)
+    return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "completion - arrival " << late << " ms (want >= 45), arrival - sent "
+                                       << off << " ms (want -1..2)";
+}
+
+TEST(ClientTimestamp, BusyThreadStillGetsTheKernelArrival) {
+  ::testing::AssertionResult result = ::testing::AssertionFailure();
+  for (int attempt = 0; attempt < 3 && !result; ++attempt) result = busy_thread_attempt();
+  EXPECT_TRUE(result);
 }
 
 }  // namespace
