@@ -13,23 +13,12 @@ import signal
 import subprocess
 import threading
 
-from harness import BIN, PROMPTS, render_config, wait_for  # noqa: F401  (re-exported)
+from harness import BIN, PROMPTS, realtime_best_effort, render_config, wait_for  # noqa: F401  (re-exported)
 
 
 def realtime():
-    """preexec_fn: SCHED_FIFO for the measuring process, best effort.
-
-    The upstream (the reference clock) runs SCHED_FIFO; on a loaded CI machine
-    (2 cores compiling) a normal-priority exporter is sometimes woken 10-20 ms
-    late, which is the machine's noise, not the exporter's clock. Tests that
-    compare measured times with the upstream's within 5 ms give the exporter
-    the same footing (a lower priority than the upstream's 10). It sleeps in
-    epoll almost all the time; the kernel's RT throttling still bounds it.
-    """
-    try:
-        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(5))
-    except (AttributeError, OSError):
-        pass
+    """preexec_fn: SCHED_FIFO for the measuring process, best effort (see harness)."""
+    realtime_best_effort()
 
 
 def run_cli(args, env=None, timeout=240, cwd=None, rt=False):
