@@ -17,15 +17,19 @@ TEST_PKGS=(
   chromium
 )
 
-# Modes: build (compile only), demo (compile + run the demo), all (default: tests too).
+# Profiles: build (compile only), demo (compile + run the demo), all (default: tests too).
 want=("${BUILD_PKGS[@]}")
-if [ "${1:-all}" = "demo" ]; then want+=(python3 curl); fi
-if [ "${1:-all}" = "all" ]; then
-  want+=("${TEST_PKGS[@]}")
-  # The Dockerfile linter comes from the npm registry; use the machine's
-  # Node.js when it has one, Debian's otherwise.
-  command -v npm >/dev/null 2>&1 || want+=(nodejs npm)
-fi
+case "${1:-all}" in
+  "build") ;;
+  "demo") want+=(python3 curl) ;;
+  "all")
+    want+=("${TEST_PKGS[@]}")
+    # The Dockerfile linter comes from the npm registry; use the machine's
+    # Node.js when it has one, Debian's otherwise.
+    command -v npm >/dev/null 2>&1 || want+=(nodejs npm)
+    ;;
+  *) echo "usage: scripts/setup.sh [build|demo|all]" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${want[@]}"; do
