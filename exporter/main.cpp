@@ -3,19 +3,19 @@
 #include <unistd.h>
 
 #include <utility>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
+#include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
-#include <CLI/CLI.hpp>
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <future>
 #include <iostream>
 #include <mutex>
 #include <random>
-#include <spdlog/sinks/stdout_sinks.h>
-#include <spdlog/spdlog.h>
 #include <thread>
 
 #include "cli/compare_command.hpp"
@@ -220,8 +220,8 @@ int serve(const std::string& path) {
     probe_thread.join();
     return kExitFailure;
   }
-  spdlog::info("msg=\"listening\" address={} port={} targets={}", current->listen, http_server.port(),
-               current->targets.size());
+  spdlog::info("msg=\"listening\" address={} port={} targets={}", current->listen,
+               http_server.port(), current->targets.size());
 
   asio::io_context signal_io;
   asio::signal_set signals(signal_io, SIGINT, SIGTERM, SIGHUP);
@@ -270,7 +270,8 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--config", serve_config, "config file")->check(CLI::ExistingFile);
 
   std::string check_path;
-  auto* check_cmd = app.add_subcommand("check-config", "validate a config file and exit (0 ok, 2 invalid)");
+  auto* check_cmd =
+      app.add_subcommand("check-config", "validate a config file and exit (0 ok, 2 invalid)");
   check_cmd->add_option("file", check_path, "config file")->required();
 
   cli::RunOptions run_opts;

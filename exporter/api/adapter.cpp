@@ -299,10 +299,8 @@ std::optional<Dialect> parse_dialect(std::string_view name) {
 
 std::string_view dialect_name(Dialect d) {
   switch (d) {
-    case Dialect::openai_chat:
-      return "openai-chat";
-    case Dialect::openai_completions:
-      return "openai-completions";
+    case Dialect::openai_chat: return "openai-chat";
+    case Dialect::openai_completions: return "openai-completions";
   }
   return "unknown";
 }

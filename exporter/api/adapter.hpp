@@ -33,22 +33,22 @@ struct RequestSpec {
 };
 
 struct Usage {
-  std::int64_t prompt_tokens = -1;      // -1 = not reported
+  std::int64_t prompt_tokens = -1;  // -1 = not reported
   std::int64_t completion_tokens = -1;
   std::int64_t reasoning_tokens = -1;
 };
 
 // What one SSE event means for the probe.
 struct EventMeaning {
-  bool content = false;          // carries non-empty text counted by CountSet
-  bool reasoning = false;        // carries non-empty reasoning text (counted or not)
-  std::size_t text_bytes = 0;    // bytes of counted text in this event
-  bool done = false;             // [DONE] end marker
-  std::optional<Usage> usage;    // usage object present (non-null)
-  std::string finish_reason;     // non-empty when a choice finished in this event
-  bool upstream_error = false;   // {"error": ...} object in the stream
-  std::string error_message;     // short, for logs (never contains secrets we send)
-  bool protocol_error = false;   // not JSON / not the expected shape
+  bool content = false;         // carries non-empty text counted by CountSet
+  bool reasoning = false;       // carries non-empty reasoning text (counted or not)
+  std::size_t text_bytes = 0;   // bytes of counted text in this event
+  bool done = false;            // [DONE] end marker
+  std::optional<Usage> usage;   // usage object present (non-null)
+  std::string finish_reason;    // non-empty when a choice finished in this event
+  bool upstream_error = false;  // {"error": ...} object in the stream
+  std::string error_message;    // short, for logs (never contains secrets we send)
+  bool protocol_error = false;  // not JSON / not the expected shape
 };
 
 class Adapter {

@@ -12,17 +12,20 @@
 namespace lse::cli {
 
 CLI::App* add_compare_command(CLI::App& app, CompareOptions& o) {
-  auto* cmd = app.add_subcommand(
-      "compare",
-      "second-host experiment: which parts of the clock (TTFT, gaps, tail, duration, stalls) moved from A to B, "
-      "with bootstrap 95% confidence intervals and a verdict");
+  auto* cmd = app.add_subcommand("compare",
+                                 "second-host experiment: which parts of the clock (TTFT, gaps, "
+                                 "tail, duration, stalls) moved from A to B, "
+                                 "with bootstrap 95% confidence intervals and a verdict");
   cmd->add_option("A", o.a, "rows file of the first host (JSONL from `run --out`)")->required();
   cmd->add_option("B", o.b, "rows file of the second host")->required();
   cmd->add_option("--format", o.format, "table or json")->check(CLI::IsMember({"table", "json"}));
-  cmd->add_option("--resamples", o.resamples, "bootstrap resamples (default 2000)")->check(CLI::Range(100, 1000000));
-  cmd->add_option("--seed", o.seed, "bootstrap seed (fixed by default: the same rows give the same intervals)");
-  cmd->add_option("--resolution", o.resolution,
-                  "clock resolution between two runs: time CIs are widened by this each side (default 1ms)");
+  cmd->add_option("--resamples", o.resamples, "bootstrap resamples (default 2000)")
+      ->check(CLI::Range(100, 1000000));
+  cmd->add_option("--seed", o.seed,
+                  "bootstrap seed (fixed by default: the same rows give the same intervals)");
+  cmd->add_option(
+      "--resolution", o.resolution,
+      "clock resolution between two runs: time CIs are widened by this each side (default 1ms)");
   return cmd;
 }
 

@@ -9,7 +9,7 @@
 namespace lse::cli {
 
 struct CompareOptions {
-  std::string a, b;            // rows files
+  std::string a, b;              // rows files
   std::string format = "table";  // table | json
   int resamples = 2000;
   std::uint64_t seed = 20240601;

@@ -22,7 +22,8 @@ std::string timestamp(spdlog::log_clock::time_point tp) {
   gmtime_r(&t, &tm);
   char buf[40];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  return std::string(buf) + "." + (ms < 100 ? (ms < 10 ? "00" : "0") : "") + std::to_string(ms) + "Z";
+  return std::string(buf) + "." + (ms < 100 ? (ms < 10 ? "00" : "0") : "") + std::to_string(ms) +
+         "Z";
 }
 
 class LineFormatter final : public spdlog::formatter {

@@ -5,13 +5,14 @@
 #include <unistd.h>
 
 #include <utility>
+#include <fmt/format.h>
+#include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -20,7 +21,6 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
-#include <fmt/format.h>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -75,7 +75,8 @@ std::string clock_text(double seconds) {
 }
 
 bool parse_positive_int(const std::string& s, int& out) {
-  if (s.empty() || s.size() > 9 || !std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); }))
+  if (s.empty() || s.size() > 9 ||
+      !std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); }))
     return false;
   out = std::stoi(s);
   return out > 0;
@@ -93,9 +94,11 @@ struct Experiment {
 
 std::string read_prompt_file(const std::string& path) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw UsageError(fmt::format("prompt file '{}' is a directory", path));
+  if (std::filesystem::is_directory(path, ec))
+    throw UsageError(fmt::format("prompt file '{}' is a directory", path));
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError(fmt::format("cannot read prompt file '{}': {}", path, std::strerror(errno)));
+  if (!in)
+    throw UsageError(fmt::format("cannot read prompt file '{}': {}", path, std::strerror(errno)));
   std::ostringstream text;
   text << in.rdbuf();
   std::string s = text.str();
@@ -109,7 +112,9 @@ std::string read_prompt_file(const std::string& path) {
 std::string prompt_name(const std::string& path, const std::vector<config::Prompt>& taken) {
   std::string stem = std::filesystem::path(path).stem().string();
   std::string clean;
-  for (char c : stem) clean += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') ? c : '_';
+  for (char c : stem)
+    clean +=
+        (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') ? c : '_';
   if (clean.empty()) clean = "prompt";
   std::string name = clean;
   for (int n = 2;; ++n) {
@@ -122,8 +127,9 @@ std::string prompt_name(const std::string& path, const std::vector<config::Promp
 
 Experiment from_config(const RunOptions& o, const Positionals& pos) {
   if (!pos.files.empty())
-    throw UsageError(fmt::format("prompt files ('{}') and --config do not mix: the config names the prompts",
-                                 pos.files.front()));
+    throw UsageError(
+        fmt::format("prompt files ('{}') and --config do not mix: the config names the prompts",
+                    pos.files.front()));
   config::Config cfg;
   try {
     cfg = config::load_file(o.config_path);
@@ -153,13 +159,16 @@ std::string env(const char* name) {
 Experiment from_environment(const Positionals& pos) {
   const std::string base = env("MC_BASE_URL"), model = env("MC_MODEL"), key = env("MC_API_KEY");
   if (base.empty())
-    throw UsageError("no --config and MC_BASE_URL is not set: give --config FILE, or set MC_BASE_URL "
-                     "(and MC_MODEL, MC_API_KEY) and pass prompt files");
-  if (model.empty()) throw UsageError("MC_BASE_URL is set but MC_MODEL is not: set the model name to probe");
+    throw UsageError(
+        "no --config and MC_BASE_URL is not set: give --config FILE, or set MC_BASE_URL "
+        "(and MC_MODEL, MC_API_KEY) and pass prompt files");
+  if (model.empty())
+    throw UsageError("MC_BASE_URL is set but MC_MODEL is not: set the model name to probe");
   const auto url = http::parse_url(base);
   if (!url) throw UsageError(fmt::format("MC_BASE_URL is not an http(s) URL: '{}'", base));
   if (pos.files.empty())
-    throw UsageError("no prompt files: run PROMPT_FILE... [RUNS] (e.g. `run prompt.txt 20`), or use --config");
+    throw UsageError(
+        "no prompt files: run PROMPT_FILE... [RUNS] (e.g. `run prompt.txt 20`), or use --config");
   Experiment ex;
   config::Target t;  // the config defaults (config.hpp) are the defaults here too
   t.name = url->host;
@@ -208,7 +217,8 @@ class Progress {
   void redraw() {
     if (!tty_) return;
     const std::string line =
-        fmt::format("{}  ·  elapsed {}  ·  ETA {}", last_.empty() ? "starting" : last_, clock_text(elapsed()), clock_text(eta()));
+        fmt::format("{}  ·  elapsed {}  ·  ETA {}", last_.empty() ? "starting" : last_,
+                    clock_text(elapsed()), clock_text(eta()));
     std::fprintf(stderr, "\r\x1b[K%s", line.c_str());
     std::fflush(stderr);
     drawn_ = true;
@@ -220,7 +230,9 @@ class Progress {
     drawn_ = false;
   }
 
-  double elapsed() const { return std::chrono::duration<double>(SteadyClock::now() - start_).count(); }
+  double elapsed() const {
+    return std::chrono::duration<double>(SteadyClock::now() - start_).count();
+  }
 
  private:
   double eta() const {
@@ -235,10 +247,11 @@ class Progress {
                                    : fmt::format("run {}/{}", measured_done_, measured_total_);
     std::string what;
     if (r.ok)
-      what = fmt::format("ok ttft={} chunks={} stalls={}", r.ttft ? report::format_seconds(*r.ttft) : "-", r.chunks,
-                         r.stalls);
+      what = fmt::format("ok ttft={} chunks={} stalls={}",
+                         r.ttft ? report::format_seconds(*r.ttft) : "-", r.chunks, r.stalls);
     else
-      what = fmt::format("FAILED {}{}", probe::to_string(r.reason), r.error_detail.empty() ? "" : ": " + r.error_detail);
+      what = fmt::format("FAILED {}{}", probe::to_string(r.reason),
+                         r.error_detail.empty() ? "" : ": " + r.error_detail);
     return fmt::format("{} target={} prompt={} {}", head, r.target, r.prompt, what);
   }
 
@@ -254,9 +267,15 @@ class Progress {
 // the plan index; each owns one Prober (one connection) per target.
 class Runner {
  public:
-  Runner(const Experiment& ex, std::vector<PlanItem> plan, int concurrency, const std::string& user_agent,
-         const std::string& host, report::RowsWriter& rows, Progress& progress)
-      : ex_(ex), plan_(std::move(plan)), rows_(rows), progress_(progress), signals_(io_, SIGINT, SIGTERM), ticker_(io_) {
+  Runner(const Experiment& ex, std::vector<PlanItem> plan, int concurrency,
+         const std::string& user_agent, const std::string& host, report::RowsWriter& rows,
+         Progress& progress)
+      : ex_(ex),
+        plan_(std::move(plan)),
+        rows_(rows),
+        progress_(progress),
+        signals_(io_, SIGINT, SIGTERM),
+        ticker_(io_) {
     const auto workers = static_cast<std::size_t>(std::max(1, concurrency));
     probers_.resize(workers);
     for (auto& per_target : probers_)
@@ -271,7 +290,8 @@ class Runner {
 
   // Returns the signal that stopped the run, or 0.
   int run() {
-    signals_.async_wait([this](const boost::system::error_code& ec, int sig) { on_signal(ec, sig); });
+    signals_.async_wait(
+        [this](const boost::system::error_code& ec, int sig) { on_signal(ec, sig); });
     if (progress_.tty()) tick();
     active_ = probers_.size();
     for (std::size_t w = 0; w < probers_.size(); ++w)
@@ -291,7 +311,8 @@ class Runner {
 
   std::vector<probe::ProbeResult>& results() { return results_; }
   std::size_t planned_measured() const {
-    return static_cast<std::size_t>(std::count_if(plan_.begin(), plan_.end(), [](const PlanItem& p) { return !p.warmup; }));
+    return static_cast<std::size_t>(
+        std::count_if(plan_.begin(), plan_.end(), [](const PlanItem& p) { return !p.warmup; }));
   }
   std::size_t measured_done() const { return measured_done_; }
   const std::string& write_error() const { return write_error_; }
@@ -302,7 +323,8 @@ class Runner {
       const PlanItem item = plan_[next_++];
       probe::Prober& prober = *probers_[w][item.target];
       probe::ProbeResult r = co_await prober.run(ex_.prompts[item.target][item.prompt]);
-      if (stopping_ && !r.ok && r.reason == probe::FailureReason::canceled) break;  // not a measurement
+      if (stopping_ && !r.ok && r.reason == probe::FailureReason::canceled)
+        break;  // not a measurement
       r.warmup = item.warmup;
       if (!item.warmup) {
         ++measured_done_;
@@ -375,10 +397,12 @@ void write_file_atomically(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".tmp";
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f) throw std::runtime_error(fmt::format("cannot write '{}': {}", tmp, std::strerror(errno)));
+    if (!f)
+      throw std::runtime_error(fmt::format("cannot write '{}': {}", tmp, std::strerror(errno)));
     f << text;
     f.flush();
-    if (!f) throw std::runtime_error(fmt::format("cannot write '{}': {}", tmp, std::strerror(errno)));
+    if (!f)
+      throw std::runtime_error(fmt::format("cannot write '{}': {}", tmp, std::strerror(errno)));
   }
   std::error_code ec;
   std::filesystem::rename(tmp, path, ec);
@@ -414,7 +438,8 @@ std::vector<PlanItem> build_plan(const std::vector<std::size_t>& prompts_per_tar
     for (std::size_t i = 0; i < n; ++i) order[i] = i;
     shuffle(order);
     const int w = t < warmup.size() ? warmup[t] : 0;
-    for (int i = 0; i < w; ++i) plan.push_back({t, order[static_cast<std::size_t>(i) % n], true, -1});
+    for (int i = 0; i < w; ++i)
+      plan.push_back({t, order[static_cast<std::size_t>(i) % n], true, -1});
   }
   std::vector<std::size_t> target_order(targets);
   for (std::size_t t = 0; t < targets; ++t) target_order[t] = t;
@@ -431,25 +456,31 @@ std::vector<PlanItem> build_plan(const std::vector<std::size_t>& prompts_per_tar
 }
 
 CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
-  auto* cmd = app.add_subcommand(
-      "run",
-      "one-shot experiment: N runs per prompt (order shuffled every round, warmup discarded), raw rows, "
-      "a summary with p50/p95/max and the diagnosis.\n"
-      "Without --config: PROMPT_FILE... [RUNS] against MC_BASE_URL (MC_MODEL, MC_API_KEY), e.g. `run prompt.txt 20`.");
-  cmd->add_option("--config", o.config_path, "config file: every target × its prompts")->check(CLI::ExistingFile);
+  auto* cmd = app.add_subcommand("run",
+                                 "one-shot experiment: N runs per prompt (order shuffled every "
+                                 "round, warmup discarded), raw rows, "
+                                 "a summary with p50/p95/max and the diagnosis.\n"
+                                 "Without --config: PROMPT_FILE... [RUNS] against MC_BASE_URL "
+                                 "(MC_MODEL, MC_API_KEY), e.g. `run prompt.txt 20`.");
+  cmd->add_option("--config", o.config_path, "config file: every target × its prompts")
+      ->check(CLI::ExistingFile);
   cmd->add_option("args", o.positional, "PROMPT_FILE... [RUNS] (without --config)");
   o.runs_flag = cmd->add_option("--runs", o.runs, "runs per prompt per target (default 20)")
                     ->check(CLI::Range(1, 1000000));
-  o.warmup_flag = cmd->add_option("--warmup", o.warmup,
-                                  "warmup probes per target, discarded (default: the config's warmup, else 2)")
-                      ->check(CLI::Range(0, 1000000));
-  cmd->add_option("--stall-threshold", o.stall_threshold, "gap that counts as a stall, e.g. 250ms (default: the target's)");
+  o.warmup_flag =
+      cmd->add_option("--warmup", o.warmup,
+                      "warmup probes per target, discarded (default: the config's warmup, else 2)")
+          ->check(CLI::Range(0, 1000000));
+  cmd->add_option("--stall-threshold", o.stall_threshold,
+                  "gap that counts as a stall, e.g. 250ms (default: the target's)");
   cmd->add_option("--out", o.out, "raw rows file, appended (default lse-rows-<UTC time>.jsonl)");
   cmd->add_option("--report", o.report, "write a self-contained HTML report here");
   cmd->add_option("--seed", o.seed, "seed of the prompt-order shuffle (default: random, printed)");
-  cmd->add_option("--concurrency", o.concurrency, "streams in flight at once across the plan (default 1)")
+  cmd->add_option("--concurrency", o.concurrency,
+                  "streams in flight at once across the plan (default 1)")
       ->check(CLI::Range(1, 1024));
-  cmd->add_option("--format", o.format, "summary on stdout: table or json")->check(CLI::IsMember({"table", "json"}));
+  cmd->add_option("--format", o.format, "summary on stdout: table or json")
+      ->check(CLI::IsMember({"table", "json"}));
   return cmd;
 }
 
@@ -461,13 +492,15 @@ int run_command(const RunOptions& o, const std::string& user_agent, const std::s
   try {
     const Positionals pos = split_positionals(o.positional);
     if (pos.runs && o.runs_flag && o.runs_flag->count() && pos.runs != o.runs)
-      throw UsageError(fmt::format("the run count is given twice ({} and --runs {})", pos.runs, o.runs));
+      throw UsageError(
+          fmt::format("the run count is given twice ({} and --runs {})", pos.runs, o.runs));
     ex = o.config_path.empty() ? from_environment(pos) : from_config(o, pos);
     ex.runs = pos.runs ? pos.runs : o.runs;
     if (!o.stall_threshold.empty()) {
       const auto d = config::parse_duration(o.stall_threshold);
       if (!d || *d <= config::Duration::zero())
-        throw UsageError(fmt::format("--stall-threshold '{}' is not a positive duration (e.g. 250ms)", o.stall_threshold));
+        throw UsageError(fmt::format(
+            "--stall-threshold '{}' is not a positive duration (e.g. 250ms)", o.stall_threshold));
       for (auto& t : ex.targets) t.stall_threshold = *d;
     }
     const bool warmup_given = (o.warmup_flag && o.warmup_flag->count()) || o.config_path.empty();
@@ -507,11 +540,13 @@ int run_command(const RunOptions& o, const std::string& user_agent, const std::s
   const std::size_t measured = plan.size() - warmups;
   std::size_t series = 0;
   for (const auto& ps : ex.prompts) series += ps.size();
-  std::fprintf(stderr,
-               "run: %zu target%s, %zu target×prompt series, %d run%s each (%zu probes + %zu warmup), "
-               "concurrency %d, seed %llu; rows -> %s\n",
-               ex.targets.size(), ex.targets.size() == 1 ? "" : "s", series, ex.runs, ex.runs == 1 ? "" : "s", measured,
-               warmups, o.concurrency, static_cast<unsigned long long>(seed), rows->path().c_str());
+  std::fprintf(
+      stderr,
+      "run: %zu target%s, %zu target×prompt series, %d run%s each (%zu probes + %zu warmup), "
+      "concurrency %d, seed %llu; rows -> %s\n",
+      ex.targets.size(), ex.targets.size() == 1 ? "" : "s", series, ex.runs,
+      ex.runs == 1 ? "" : "s", measured, warmups, o.concurrency,
+      static_cast<unsigned long long>(seed), rows->path().c_str());
   std::fflush(stderr);
 
   Progress progress(measured, warmups, isatty(STDERR_FILENO) == 1);
@@ -568,29 +603,36 @@ int run_command(const RunOptions& o, const std::string& user_agent, const std::s
   }
   if (signal != 0) {
     std::fprintf(stderr,
-                 "run: interrupted by %s after %zu of %zu runs: in-flight probes canceled, %zu rows kept in %s\n",
-                 signal == SIGINT ? "SIGINT" : "SIGTERM", runner->measured_done(), runner->planned_measured(),
-                 rows->rows_written(), rows->path().c_str());
+                 "run: interrupted by %s after %zu of %zu runs: in-flight probes canceled, %zu "
+                 "rows kept in %s\n",
+                 signal == SIGINT ? "SIGINT" : "SIGTERM", runner->measured_done(),
+                 runner->planned_measured(), rows->rows_written(), rows->path().c_str());
     return kExitInterrupted;
   }
   auto reasons_of = [](const std::map<std::string, std::size_t>& failures) {
     std::string out;
-    for (const auto& [reason, n] : failures) out += fmt::format("{}{} {}", out.empty() ? "" : ", ", reason, n);
+    for (const auto& [reason, n] : failures)
+      out += fmt::format("{}{} {}", out.empty() ? "" : ", ", reason, n);
     return out;
   };
   if (summary.runs > 0 && summary.ok == 0) {
     std::string first;
     for (const auto& s : summary.series)
       if (first.empty()) first = s.failure_example;
-    std::fprintf(stderr, "run: error: all %zu runs failed (%s%s): nothing was measured; is the endpoint reachable?\n",
-                 summary.runs, reasons_of(summary.failures).c_str(), first.empty() ? "" : ("; first: " + first).c_str());
+    std::fprintf(stderr,
+                 "run: error: all %zu runs failed (%s%s): nothing was measured; is the endpoint "
+                 "reachable?\n",
+                 summary.runs, reasons_of(summary.failures).c_str(),
+                 first.empty() ? "" : ("; first: " + first).c_str());
     code = kExitNoData;
   } else {
     for (const auto& s : summary.series) {
       if (s.runs == 0 || s.ok > 0) continue;
-      std::fprintf(stderr, "run: error: every run of target %s prompt %s failed (%s%s): nothing was measured\n",
-                   s.target.c_str(), s.prompt.c_str(), reasons_of(s.failures).c_str(),
-                   s.failure_example.empty() ? "" : ("; first: " + s.failure_example).c_str());
+      std::fprintf(
+          stderr,
+          "run: error: every run of target %s prompt %s failed (%s%s): nothing was measured\n",
+          s.target.c_str(), s.prompt.c_str(), reasons_of(s.failures).c_str(),
+          s.failure_example.empty() ? "" : ("; first: " + s.failure_example).c_str());
       code = kExitNoData;
     }
   }

@@ -17,12 +17,12 @@ struct RunOptions {
   std::vector<std::string> positional;  // PROMPT_FILE... [RUNS]
   int runs = 20;
   int warmup = 2;
-  std::string stall_threshold;          // "250ms"; empty: the target's
-  std::string out;                      // rows file; empty: lse-rows-<UTC time>.jsonl
-  std::string report;                   // HTML report path; empty: none
-  std::string seed;                     // shuffle seed; empty: random (printed)
+  std::string stall_threshold;  // "250ms"; empty: the target's
+  std::string out;              // rows file; empty: lse-rows-<UTC time>.jsonl
+  std::string report;           // HTML report path; empty: none
+  std::string seed;             // shuffle seed; empty: random (printed)
   int concurrency = 1;
-  std::string format = "table";         // table | json
+  std::string format = "table";  // table | json
 
   // Set by add_run_command: whether the flag was given (defaults differ by mode).
   const CLI::Option* runs_flag = nullptr;
@@ -40,7 +40,7 @@ struct PlanItem {
   std::size_t target = 0;  // index into the run's targets
   std::size_t prompt = 0;  // index into that target's prompts
   bool warmup = false;
-  int round = -1;          // -1 for warmup probes
+  int round = -1;  // -1 for warmup probes
 };
 
 // The whole experiment, decided before the first probe: per target its

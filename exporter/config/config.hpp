@@ -1,6 +1,7 @@
 // The validated configuration (DESIGN §4). Produced by config::load_file /
 // config::parse; every other module only reads it.
 #pragma once
+#include <utility>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -8,7 +9,6 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 #include "util/json.hpp"
@@ -76,9 +76,9 @@ struct Buckets {  // DESIGN §3 defaults; each overridable under `buckets:`
   std::vector<double> gap{.005, .01, .02, .03, .05, .075, .1, .15, .2, .25,
                           .3,   .4,  .5,  .75, 1,   1.5,  2,  3,   5,  10};
   std::vector<double> ttft{.05, .1, .2, .3, .5, .75, 1, 1.5, 2, 3, 5, 7.5, 10, 15, 20, 30, 60};
-  std::vector<double> duration{.05, .1, .25, .5, 1,  2,  3,  5,  7.5, 10,
+  std::vector<double> duration{.05, .1, .25, .5, 1,  2,  3,   5,   7.5, 10,
                                15,  20, 30,  45, 60, 90, 120, 180, 300};
-  std::vector<double> tail{.05, .1, .25, .5, 1,  2,  3,  5,  7.5, 10,
+  std::vector<double> tail{.05, .1, .25, .5, 1,  2,  3,   5,   7.5, 10,
                            15,  20, 30,  45, 60, 90, 120, 180, 300};
   std::vector<double> phase{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30};
   std::vector<double> tokens_per_second{1, 2, 5, 10, 20, 30, 50, 75, 100, 150, 200, 300, 500, 1000};
@@ -86,18 +86,18 @@ struct Buckets {  // DESIGN §3 defaults; each overridable under `buckets:`
 
 // Thresholds of the four-shape diagnosis (DESIGN §7).
 struct DiagnosisThresholds {
-  double queue_ttft_seconds = 2.0;        // TTFT p50 above this ...
-  double queue_gap_p95_seconds = 0.15;    // ... while gap p95 stays below this
-  double transport_gap_ratio = 4.0;       // gap p95 (or max) / gap p50 at least this ...
-  double transport_min_stall_ratio = 0.2; // ... or this share of probes stalled
+  double queue_ttft_seconds = 2.0;             // TTFT p50 above this ...
+  double queue_gap_p95_seconds = 0.15;         // ... while gap p95 stays below this
+  double transport_gap_ratio = 4.0;            // gap p95 (or max) / gap p50 at least this ...
+  double transport_min_stall_ratio = 0.2;      // ... or this share of probes stalled
   double long_answer_duration_seconds = 20.0;  // duration p50 above this with flat gaps
-  double spread_ratio = 2.0;              // p95/p50 of TTFT or duration above this
-  int min_probes = 5;                     // fewer probes: no verdict
+  double spread_ratio = 2.0;                   // p95/p50 of TTFT or duration above this
+  int min_probes = 5;                          // fewer probes: no verdict
 };
 
 struct Target {
   std::string name;
-  std::string url;   // base URL, e.g. https://api.openai.com/v1
+  std::string url;  // base URL, e.g. https://api.openai.com/v1
   std::string api = "openai-chat";
   std::string model;
   Duration interval = std::chrono::seconds(60);
@@ -116,17 +116,17 @@ struct Target {
   Tls tls;
   std::string proxy_url;
   bool proxy_from_environment = false;
-  bool include_usage = true;                 // send stream_options.include_usage
-  json::Value body;                          // extra request body (object or null)
+  bool include_usage = true;  // send stream_options.include_usage
+  json::Value body;           // extra request body (object or null)
   std::size_t max_event_bytes = 1 << 20;
-  int line = 0;                              // where the target was defined
+  int line = 0;  // where the target was defined
 };
 
 struct Rows {
-  std::string path;                 // empty: no file
+  std::string path;  // empty: no file
   std::uint64_t max_size = 64ull << 20;
   int keep = 5;
-  std::size_t ring = 1000;          // rows kept in memory for /api/v1/probes
+  std::size_t ring = 1000;  // rows kept in memory for /api/v1/probes
 };
 
 struct Config {

@@ -196,14 +196,10 @@ YAML::Node load_single_document(const Reader& reader, const std::string& yaml_te
 
 std::string describe(const YAML::Node& node) {
   switch (node.Type()) {
-    case YAML::NodeType::Map:
-      return "a mapping";
-    case YAML::NodeType::Sequence:
-      return "a list";
-    case YAML::NodeType::Scalar:
-      return quote_for_message(node.Scalar());
-    default:
-      return "an empty value";
+    case YAML::NodeType::Map: return "a mapping";
+    case YAML::NodeType::Sequence: return "a list";
+    case YAML::NodeType::Scalar: return quote_for_message(node.Scalar());
+    default: return "an empty value";
   }
 }
 

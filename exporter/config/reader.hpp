@@ -5,11 +5,11 @@
 #pragma once
 #include <yaml-cpp/yaml.h>
 
+#include <utility>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 #include "config/config.hpp"

@@ -9,6 +9,7 @@
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
 
+#include <algorithm>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/redirect_error.hpp>
@@ -19,7 +20,6 @@
 #include <boost/beast/http/buffer_body.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
-#include <algorithm>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -32,9 +32,9 @@ namespace beast = boost::beast;
 namespace bhttp = boost::beast::http;
 namespace ssl = boost::asio::ssl;
 using tcp = asio::ip::tcp;
-using boost::system::error_code;
 using asio::awaitable;
 using asio::use_awaitable;
+using boost::system::error_code;
 
 namespace {
 
@@ -49,8 +49,8 @@ bool is_ip_literal(const std::string& host) {
 std::string ssl_error_detail(const error_code& ec, SSL* ssl) {
   if (ssl) {
     const long vr = SSL_get_verify_result(ssl);
-    if (vr != X509_V_OK) return std::string("certificate verify failed: ") +
-                                X509_verify_cert_error_string(vr);
+    if (vr != X509_V_OK)
+      return std::string("certificate verify failed: ") + X509_verify_cert_error_string(vr);
   }
   return ec.message();
 }
@@ -113,7 +113,8 @@ std::shared_ptr<ssl::context> shared_tls_context(const TlsOptions& tls) {
   const std::string key = file_stamp(tls.ca_file) + "|" + file_stamp(tls.cert_file) + "|" +
                           file_stamp(tls.key_file) + "|" + (tls.insecure_skip_verify ? "1" : "0");
   std::lock_guard lock(mu);
-  for (auto it = cache.begin(); it != cache.end();) it = it->second.expired() ? cache.erase(it) : ++it;
+  for (auto it = cache.begin(); it != cache.end();)
+    it = it->second.expired() ? cache.erase(it) : ++it;
   if (auto found = cache.find(key); found != cache.end())
     if (auto ctx = found->second.lock()) return ctx;
   auto ctx = build_tls_context(tls);
@@ -181,7 +182,8 @@ awaitable<Error> Client::connect(TimePoint deadline, Stamps& stamps) {
 
   tcp::resolver resolver(io_);
   arm(deadline, [&resolver] { resolver.cancel(); });
-  auto endpoints = co_await resolver.async_resolve(hop.host, hop.port, asio::redirect_error(use_awaitable, ec));
+  auto endpoints =
+      co_await resolver.async_resolve(hop.host, hop.port, asio::redirect_error(use_awaitable, ec));
   disarm();
   if (canceled_) co_return Error{ErrorKind::canceled, "canceled"};
   if (timed_out_) co_return Error{ErrorKind::timeout, "timeout resolving " + hop.host};
@@ -213,18 +215,21 @@ awaitable<Error> Client::connect(TimePoint deadline, Stamps& stamps) {
       error_code ignored;
       c->socket.close(ignored);
     });
-    co_await asio::async_write(c->socket, asio::buffer(req), asio::redirect_error(use_awaitable, ec));
+    co_await asio::async_write(c->socket, asio::buffer(req),
+                               asio::redirect_error(use_awaitable, ec));
     std::string answer;
     while (!ec && answer.find("\r\n\r\n") == std::string::npos && answer.size() < 16384) {
       char buf[1024];
-      auto n = co_await c->socket.async_read_some(asio::buffer(buf), asio::redirect_error(use_awaitable, ec));
+      auto n = co_await c->socket.async_read_some(asio::buffer(buf),
+                                                  asio::redirect_error(use_awaitable, ec));
       answer.append(buf, n);
     }
     disarm();
     if (timed_out_) co_return Error{ErrorKind::timeout, "timeout in proxy CONNECT"};
     if (ec) co_return Error{ErrorKind::connect, "proxy CONNECT: " + ec.message()};
     if (answer.size() < 12 || answer.compare(9, 3, "200") != 0)
-      co_return Error{ErrorKind::connect, "proxy CONNECT refused: " + answer.substr(0, answer.find("\r\n"))};
+      co_return Error{ErrorKind::connect,
+                      "proxy CONNECT refused: " + answer.substr(0, answer.find("\r\n"))};
   }
   stamps.connected = Clock::now();
 
@@ -246,7 +251,8 @@ awaitable<Error> Client::connect(TimePoint deadline, Stamps& stamps) {
       error_code ignored;
       c->socket.close(ignored);
     });
-    co_await c->tls->async_handshake(ssl::stream_base::client, asio::redirect_error(use_awaitable, ec));
+    co_await c->tls->async_handshake(ssl::stream_base::client,
+                                     asio::redirect_error(use_awaitable, ec));
     disarm();
     if (canceled_) co_return Error{ErrorKind::canceled, "canceled"};
     if (timed_out_) co_return Error{ErrorKind::timeout, "timeout in TLS handshake"};
@@ -293,7 +299,7 @@ awaitable<std::size_t> Client::read_some(TimePoint deadline, Error& error) {
     error = Error{ErrorKind::closed, "connection closed by peer"};
   } else if (ec) {
     error = Error{c->tls && ec.category() == asio::error::get_ssl_category() ? ErrorKind::tls
-                                                                              : ErrorKind::closed,
+                                                                             : ErrorKind::closed,
                   ec.message()};
   }
   co_return n;
@@ -309,9 +315,11 @@ awaitable<Error> Client::write_and_read_headers(const std::string& wire, TimePoi
     c->socket.close(ignored);
   });
   if (c->tls)
-    co_await asio::async_write(*c->tls, asio::buffer(wire), asio::redirect_error(use_awaitable, ec));
+    co_await asio::async_write(*c->tls, asio::buffer(wire),
+                               asio::redirect_error(use_awaitable, ec));
   else
-    co_await asio::async_write(c->socket, asio::buffer(wire), asio::redirect_error(use_awaitable, ec));
+    co_await asio::async_write(c->socket, asio::buffer(wire),
+                               asio::redirect_error(use_awaitable, ec));
   disarm();
   if (canceled_) co_return Error{ErrorKind::canceled, "canceled"};
   if (timed_out_) co_return Error{ErrorKind::timeout, "timeout writing request"};
@@ -355,7 +363,8 @@ awaitable<Error> Client::write_and_read_headers(const std::string& wire, TimePoi
     try {
       decoder_ = make_content_decoder(response.content_encoding);
     } catch (const std::exception&) {
-      co_return Error{ErrorKind::protocol, "unsupported content-encoding " + response.content_encoding};
+      co_return Error{ErrorKind::protocol,
+                      "unsupported content-encoding " + response.content_encoding};
     }
     ex_->body_done = p.is_done();
     co_return Error{};

@@ -118,10 +118,10 @@ class Client {
   bool timed_out_ = false;
   bool canceled_ = false;
   std::function<void()> abort_;
-  std::unique_ptr<Conn> conn_;      // in use or pooled
-  bool conn_pooled_ = false;        // conn_ came from the pool (reused)
-  std::unique_ptr<Exchange> ex_;    // current response parser state
-  std::string in_;                  // raw bytes read, not yet parsed
+  std::unique_ptr<Conn> conn_;        // in use or pooled
+  bool conn_pooled_ = false;          // conn_ came from the pool (reused)
+  std::unique_ptr<Exchange> ex_;      // current response parser state
+  std::string in_;                    // raw bytes read, not yet parsed
   std::unique_ptr<char[]> read_buf_;  // each socket read lands here; only its bytes go to in_
   TimePoint last_read_at_{};
   std::unique_ptr<ContentDecoder> decoder_;

@@ -25,7 +25,8 @@ class ZlibDecoder final : public ContentDecoder {
       // deflate: decide from the 2-byte zlib header once it is complete.
       head_.append(in);
       if (head_.size() < 2) return true;
-      const auto b0 = static_cast<unsigned char>(head_[0]), b1 = static_cast<unsigned char>(head_[1]);
+      const auto b0 = static_cast<unsigned char>(head_[0]),
+                 b1 = static_cast<unsigned char>(head_[1]);
       const bool zlib_header = (b0 & 0x0f) == 8 && ((b0 << 8) | b1) % 31 == 0;
       init(zlib_header ? 15 : -15);
       std::string head = std::move(head_);

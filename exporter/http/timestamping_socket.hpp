@@ -54,7 +54,8 @@ class TimestampingSocket {
   // readability and tries again. Never completes inside the initiating call.
   template <class MutableBufferSequence, class CompletionToken>
   auto async_read_some(const MutableBufferSequence& buffers, CompletionToken&& token) {
-    return boost::asio::async_compose<CompletionToken, void(boost::system::error_code, std::size_t)>(
+    return boost::asio::async_compose<CompletionToken,
+                                      void(boost::system::error_code, std::size_t)>(
         ReadOp<MutableBufferSequence>{this, buffers}, token, socket_);
   }
 
@@ -152,9 +153,7 @@ class TimestampingSocket {
           }
           self.complete(ec_, n_);
           return;
-        case posted:
-          self.complete(ec_, n_);
-          return;
+        case posted: self.complete(ec_, n_); return;
       }
     }
   };
@@ -173,7 +172,8 @@ inline std::chrono::steady_clock::time_point kernel_stamp_to_steady(
   const std::int64_t real_now = static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
   const std::int64_t age = real_now - realtime_ns;
   if (age <= 0) return now;
-  return now - std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::nanoseconds(age));
+  return now - std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                   std::chrono::nanoseconds(age));
 }
 
 }  // namespace lse::http

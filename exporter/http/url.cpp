@@ -50,7 +50,8 @@ std::optional<Url> parse_url(std::string_view s) {
   if (u.port.empty()) u.port = u.tls ? "443" : "80";
   if (!std::all_of(u.port.begin(), u.port.end(), [](unsigned char c) { return std::isdigit(c); }))
     return std::nullopt;
-  if (const auto q = path.find_first_of("?#"); q != std::string_view::npos) path = path.substr(0, q);
+  if (const auto q = path.find_first_of("?#"); q != std::string_view::npos)
+    path = path.substr(0, q);
   while (!path.empty() && path.back() == '/') path.remove_suffix(1);
   u.path = std::string(path);
   return u;
@@ -61,14 +62,16 @@ bool no_proxy_matches(std::string_view list, const Url& url) {
     const auto comma = list.find(',');
     std::string_view item = list.substr(0, comma);
     list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
-    while (!item.empty() && std::isspace(static_cast<unsigned char>(item.front()))) item.remove_prefix(1);
-    while (!item.empty() && std::isspace(static_cast<unsigned char>(item.back()))) item.remove_suffix(1);
+    while (!item.empty() && std::isspace(static_cast<unsigned char>(item.front())))
+      item.remove_prefix(1);
+    while (!item.empty() && std::isspace(static_cast<unsigned char>(item.back())))
+      item.remove_suffix(1);
     if (item.empty()) continue;
     if (item == "*") return true;
     std::string_view host = item;
-    if (const auto colon = item.rfind(':');
-        colon != std::string_view::npos && item.find(']') == std::string_view::npos &&
-        item.find(':') == colon) {
+    if (const auto colon = item.rfind(':'); colon != std::string_view::npos &&
+                                            item.find(']') == std::string_view::npos &&
+                                            item.find(':') == colon) {
       if (item.substr(colon + 1) != url.port) continue;
       host = item.substr(0, colon);
     }

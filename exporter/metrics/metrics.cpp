@@ -12,6 +12,7 @@
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
 
+#include <utility>
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -26,7 +27,6 @@
 #include <sstream>
 #include <stdexcept>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 namespace lse::metrics {

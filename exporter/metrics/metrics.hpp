@@ -30,8 +30,8 @@ class Metrics {
   void record(const probe::ProbeResult& result);
 
   // Diagnosis verdict for dashboards: llm_stream_diagnosis{target,model,prompt,shape} 0/1.
-  void set_diagnosis(const std::string& target, const std::string& model,
-                     const std::string& prompt, const std::string& shape, bool holds);
+  void set_diagnosis(const std::string& target, const std::string& model, const std::string& prompt,
+                     const std::string& shape, bool holds);
 
   void set_reload_result(bool ok, double unix_seconds);
 

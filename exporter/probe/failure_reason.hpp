@@ -24,12 +24,18 @@ enum class FailureReason {
 };
 
 inline constexpr std::array<FailureReason, 13> kAllFailureReasons = {
-    FailureReason::resolve,         FailureReason::connect,
-    FailureReason::tls,             FailureReason::http_4xx,
-    FailureReason::http_429,        FailureReason::http_5xx,
-    FailureReason::timeout_first_token, FailureReason::timeout_idle,
-    FailureReason::timeout_total,   FailureReason::truncated,
-    FailureReason::protocol,        FailureReason::upstream_error,
+    FailureReason::resolve,
+    FailureReason::connect,
+    FailureReason::tls,
+    FailureReason::http_4xx,
+    FailureReason::http_429,
+    FailureReason::http_5xx,
+    FailureReason::timeout_first_token,
+    FailureReason::timeout_idle,
+    FailureReason::timeout_total,
+    FailureReason::truncated,
+    FailureReason::protocol,
+    FailureReason::upstream_error,
     FailureReason::canceled};
 
 constexpr std::string_view to_string(FailureReason r) {

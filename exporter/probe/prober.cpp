@@ -3,8 +3,8 @@
 // after them and never moves them.
 #include "probe/prober.hpp"
 
-#include <boost/asio/use_awaitable.hpp>
 #include <algorithm>
+#include <boost/asio/use_awaitable.hpp>
 #include <chrono>
 #include <stdexcept>
 
@@ -38,7 +38,9 @@ http::ClientOptions client_options(const config::Target& t) {
   return o;
 }
 
-api::CountSet count_set(const config::CountSet& c) { return {c.content, c.reasoning, c.tool_calls}; }
+api::CountSet count_set(const config::CountSet& c) {
+  return {c.content, c.reasoning, c.tool_calls};
+}
 
 FailureReason reason_for(http::ErrorKind k, bool first_token_phase, bool total_bound) {
   switch (k) {
@@ -102,7 +104,9 @@ std::vector<std::pair<std::string, std::string>> request_headers(const config::T
   }
   switch (t.auth.kind) {
     case config::Auth::Kind::none: break;
-    case config::Auth::Kind::bearer: h.emplace_back("Authorization", "Bearer " + t.auth.secret.value); break;
+    case config::Auth::Kind::bearer:
+      h.emplace_back("Authorization", "Bearer " + t.auth.secret.value);
+      break;
     case config::Auth::Kind::header: h.emplace_back(t.auth.header_name, t.auth.secret.value); break;
   }
   for (const auto& kv : t.headers) h.push_back(kv);
@@ -117,7 +121,8 @@ Prober::Prober(boost::asio::io_context& io, const config::Target& target, std::s
       client_(io, client_options(target)),
       include_usage_(target.include_usage) {
   auto dialect = api::parse_dialect(target.api);
-  if (!dialect) throw std::runtime_error("target " + target.name + ": unsupported api " + target.api);
+  if (!dialect)
+    throw std::runtime_error("target " + target.name + ": unsupported api " + target.api);
   adapter_ = api::make_adapter(*dialect, count_set(target.count));
 }
 
@@ -207,12 +212,13 @@ boost::asio::awaitable<bool> Prober::attempt(const config::Prompt& prompt, Probe
   }
   if (!starts_with_icase(resp.content_type, "text/event-stream")) {
     client_.finish(false);
-    fail(FailureReason::protocol, "unexpected content-type '" + resp.content_type.substr(0, 64) + "'");
+    fail(FailureReason::protocol,
+         "unexpected content-type '" + resp.content_type.substr(0, 64) + "'");
     co_return false;
   }
 
   sse::Decoder decoder(target_.max_event_bytes);
-  bool ended = false;          // [DONE]
+  bool ended = false;  // [DONE]
   bool body_done = false;
   FailureReason stream_failure = FailureReason::none;
   std::string detail;
@@ -256,8 +262,8 @@ boost::asio::awaitable<bool> Prober::attempt(const config::Prompt& prompt, Probe
       }
     }
     if (err && !ended && stream_failure == FailureReason::none) {
-      const bool total_bound = before_first ? first_deadline == total_deadline
-                                            : idle_deadline == total_deadline;
+      const bool total_bound =
+          before_first ? first_deadline == total_deadline : idle_deadline == total_deadline;
       fail(reason_for(err.kind, before_first, total_bound), err.detail);
       client_.finish(false);
       co_return false;
@@ -280,7 +286,8 @@ boost::asio::awaitable<bool> Prober::attempt(const config::Prompt& prompt, Probe
   } else {
     // Drain the rest of the body (usually just the last chunk marker) so the
     // connection can be reused; this never touches the probe's clock.
-    const TimePoint drain_deadline = std::min(total_deadline, Clock::now() + std::chrono::seconds(1));
+    const TimePoint drain_deadline =
+        std::min(total_deadline, Clock::now() + std::chrono::seconds(1));
     std::string rest;
     TimePoint ignored{};
     while (!body_done) {

@@ -46,7 +46,7 @@ class Prober {
   std::unique_ptr<api::Adapter> adapter_;
   http::Client client_;
   bool include_usage_;
-  std::string body_;   // reused read buffer
+  std::string body_;  // reused read buffer
 };
 
 }  // namespace lse::probe

@@ -12,9 +12,8 @@
 namespace lse::probe {
 
 enum class Phase { resolve, connect, tls, request, headers, first_token };
-inline constexpr std::array<Phase, 6> kAllPhases = {Phase::resolve, Phase::connect, Phase::tls,
-                                                    Phase::request, Phase::headers,
-                                                    Phase::first_token};
+inline constexpr std::array<Phase, 6> kAllPhases = {
+    Phase::resolve, Phase::connect, Phase::tls, Phase::request, Phase::headers, Phase::first_token};
 constexpr const char* to_string(Phase p) {
   switch (p) {
     case Phase::resolve: return "resolve";
@@ -29,21 +28,21 @@ constexpr const char* to_string(Phase p) {
 
 struct ProbeResult {
   // identity
-  double ts = 0;              // unix seconds at probe start (wall clock, for rows only)
+  double ts = 0;  // unix seconds at probe start (wall clock, for rows only)
   std::string target, model, prompt, host;
-  bool warmup = false;        // discarded: never reaches metrics histograms or rows
+  bool warmup = false;  // discarded: never reaches metrics histograms or rows
 
   // outcome
   bool ok = false;
   FailureReason reason = FailureReason::none;
   int http_status = 0;
-  std::string error_detail;   // short, secret-free
+  std::string error_detail;  // short, secret-free
 
   // the clock (seconds); nullopt where the stream never got there
-  std::optional<double> ttft;          // start -> first content chunk
-  std::optional<double> first_reasoning;  // start -> first reasoning chunk
-  std::optional<double> tail;          // last content chunk -> end
-  double duration = 0;                 // start -> end (or failure)
+  std::optional<double> ttft;                     // start -> first content chunk
+  std::optional<double> first_reasoning;          // start -> first reasoning chunk
+  std::optional<double> tail;                     // last content chunk -> end
+  double duration = 0;                            // start -> end (or failure)
   std::array<std::optional<double>, 6> phases{};  // indexed by Phase; tls empty on reuse
   bool new_connection = false;
 
@@ -56,7 +55,7 @@ struct ProbeResult {
   std::optional<double> gap_p50, gap_p95, gap_max;
 
   // usage and finish
-  std::int64_t prompt_tokens = -1;       // -1 = unknown
+  std::int64_t prompt_tokens = -1;  // -1 = unknown
   std::int64_t completion_tokens = -1;
   std::optional<double> output_tokens_per_second;
   std::string finish_reason;

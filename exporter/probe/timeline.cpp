@@ -22,8 +22,8 @@ double nearest_rank(const std::vector<double>& sorted, double q) {
 
 void summarize(const Timeline& t, double stall_threshold, ProbeResult& out) {
   out.stall_threshold = stall_threshold;
-  const TimePoint end = t.end.value_or(t.content_arrivals.empty() ? t.start
-                                                                  : t.content_arrivals.back());
+  const TimePoint end =
+      t.end.value_or(t.content_arrivals.empty() ? t.start : t.content_arrivals.back());
   out.duration = seconds(t.start, end);
 
   // Phases are consecutive: each starts where the previous present one ended.
@@ -59,7 +59,8 @@ void summarize(const Timeline& t, double stall_threshold, ProbeResult& out) {
   const TimePoint first = t.content_arrivals.front();
   const TimePoint last = t.content_arrivals.back();
   out.ttft = seconds(t.start, first);
-  if (t.headers) out.phases[static_cast<std::size_t>(Phase::first_token)] = seconds(*t.headers, first);
+  if (t.headers)
+    out.phases[static_cast<std::size_t>(Phase::first_token)] = seconds(*t.headers, first);
   if (t.end) out.tail = seconds(last, *t.end);
 
   out.gaps.reserve(t.content_arrivals.size() - 1);

@@ -1,9 +1,9 @@
 // Bootstrap comparison of two row sets, part by part of the clock.
 #include "report/compare.hpp"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <cmath>
-#include <fmt/format.h>
 #include <map>
 #include <random>
 #include <set>
@@ -49,7 +49,9 @@ std::uint64_t fnv1a(std::string_view s) {
   return h;
 }
 
-std::string fmt_value(ClockPart p, double v) { return is_count(p) ? format_number(v) : format_seconds(v); }
+std::string fmt_value(ClockPart p, double v) {
+  return is_count(p) ? format_number(v) : format_seconds(v);
+}
 std::string fmt_change(ClockPart p, double v) {
   if (is_count(p)) return (v > 0 ? "+" : "") + format_number(v);
   return format_signed_seconds(v);
@@ -60,8 +62,8 @@ struct Series {
   std::vector<const probe::ProbeResult*> rows;
 };
 
-std::map<std::pair<std::string, std::string>, Series> group(const std::vector<probe::ProbeResult>& rows,
-                                                            bool by_prompt_only) {
+std::map<std::pair<std::string, std::string>, Series> group(
+    const std::vector<probe::ProbeResult>& rows, bool by_prompt_only) {
   std::map<std::pair<std::string, std::string>, Series> out;
   for (const auto& r : rows) {
     if (r.warmup) continue;
@@ -91,38 +93,45 @@ const PartChange* first_moved(const SeriesComparison& s, std::initializer_list<C
 
 std::string describe(const PartChange* c) {
   if (!c) return "";
-  return fmt::format("{} {} {}", to_string(c->part), to_string(c->statistic), fmt_change(c->part, c->change));
+  return fmt::format("{} {} {}", to_string(c->part), to_string(c->statistic),
+                     fmt_change(c->part, c->change));
 }
 
 // The verdict's class (for grouping prompts) and its sentence.
 std::pair<std::string, std::string> verdict_for(const SeriesComparison& s) {
   if (s.ok_a == 0 || s.ok_b == 0)
-    return {"none", fmt::format("cannot compare: no successful runs in {}", s.ok_a == 0 ? "A" : "B")};
-  const auto gaps = describe(first_moved(s, {ClockPart::gap_p50, ClockPart::gap_p95, ClockPart::gap_max,
-                                               ClockPart::stalls}));
+    return {"none",
+            fmt::format("cannot compare: no successful runs in {}", s.ok_a == 0 ? "A" : "B")};
+  const auto gaps = describe(first_moved(
+      s, {ClockPart::gap_p50, ClockPart::gap_p95, ClockPart::gap_max, ClockPart::stalls}));
   const auto ttft = describe(first_moved(s, {ClockPart::ttft}));
   if (s.gaps_moved && !s.ttft_moved)
     return {"transport",
-            fmt::format("gaps moved ({}), TTFT did not: transport between the hosts (the network path or a "
-                        "buffering proxy), not the model",
-                        gaps)};
+            fmt::format(
+                "gaps moved ({}), TTFT did not: transport between the hosts (the network path or a "
+                "buffering proxy), not the model",
+                gaps)};
   if (s.ttft_moved && !s.gaps_moved)
-    return {"before-stream",
-            fmt::format("TTFT moved ({}), gaps did not: the difference is before the stream (queueing, "
-                        "connection setup, or distance to the server)",
-                        ttft)};
+    return {
+        "before-stream",
+        fmt::format("TTFT moved ({}), gaps did not: the difference is before the stream (queueing, "
+                    "connection setup, or distance to the server)",
+                    ttft)};
   if (s.ttft_moved && s.gaps_moved)
-    return {"both", fmt::format("TTFT and gaps both moved ({}; {}): the serving side itself differs (load, "
-                                "model, region), or both the wait and the path do",
-                                ttft, gaps)};
+    return {"both",
+            fmt::format("TTFT and gaps both moved ({}; {}): the serving side itself differs (load, "
+                        "model, region), or both the wait and the path do",
+                        ttft, gaps)};
   if (s.duration_moved)
-    return {"length", fmt::format("TTFT and gaps did not move, duration did ({}): the answers differ in "
-                                  "length (compare chunks)",
-                                  describe(first_moved(s, {ClockPart::duration})))};
+    return {"length",
+            fmt::format("TTFT and gaps did not move, duration did ({}): the answers differ in "
+                        "length (compare chunks)",
+                        describe(first_moved(s, {ClockPart::duration})))};
   if (s.tail_moved)
-    return {"tail", fmt::format("TTFT and gaps did not move, the tail did ({}): the end of the stream is "
-                                "held back (a proxy, or a slow close)",
-                                describe(first_moved(s, {ClockPart::tail})))};
+    return {"tail",
+            fmt::format("TTFT and gaps did not move, the tail did ({}): the end of the stream is "
+                        "held back (a proxy, or a slow close)",
+                        describe(first_moved(s, {ClockPart::tail})))};
   return {"same", "nothing moved beyond noise: TTFT and gaps are the same from both hosts"};
 }
 
@@ -172,8 +181,8 @@ Interval bootstrap_interval(const std::vector<double>& a, const std::vector<doub
   return out;
 }
 
-Comparison compare(const std::vector<probe::ProbeResult>& a, const std::vector<probe::ProbeResult>& b,
-                   const CompareOptions& o) {
+Comparison compare(const std::vector<probe::ProbeResult>& a,
+                   const std::vector<probe::ProbeResult>& b, const CompareOptions& o) {
   Comparison out;
   out.options = o;
   const auto ta = targets_of(a), tb = targets_of(b);
@@ -217,7 +226,8 @@ Comparison compare(const std::vector<probe::ProbeResult>& a, const std::vector<p
           c.a = statistic_in_place(sa_sorted, st);
           c.b = statistic_in_place(sb_sorted, st);
           c.change = c.b - c.a;
-          const auto stream = fnv1a(fmt::format("{}/{}/{}/{}", sa.target, sa.prompt, to_string(p), to_string(st)));
+          const auto stream =
+              fnv1a(fmt::format("{}/{}/{}/{}", sa.target, sa.prompt, to_string(p), to_string(st)));
           const Interval ci = bootstrap_interval(va, vb, st, o, stream);
           c.bootstrap_low = ci.low;
           c.bootstrap_high = ci.high;
@@ -255,18 +265,20 @@ Comparison compare(const std::vector<probe::ProbeResult>& a, const std::vector<p
   } else {
     out.verdict = "mixed: ";
     for (std::size_t i = 0; i < out.series.size(); ++i)
-      out.verdict += fmt::format("{}{}: {}", i ? "; " : "", out.series[i].prompt, out.series[i].verdict);
+      out.verdict +=
+          fmt::format("{}{}: {}", i ? "; " : "", out.series[i].prompt, out.series[i].verdict);
   }
   return out;
 }
 
-std::string render_text(const Comparison& c, const std::string& label_a, const std::string& label_b) {
+std::string render_text(const Comparison& c, const std::string& label_a,
+                        const std::string& label_b) {
   std::string out = fmt::format("compare A = {}  →  B = {}\n", label_a, label_b);
   for (const auto& s : c.series) {
-    out += fmt::format("\ntarget {}  prompt {}  (A: {} rows, {} ok; B: {} rows, {} ok)\n", s.target, s.prompt,
-                       s.rows_a, s.ok_a, s.rows_b, s.ok_b);
-    out += fmt::format("  {:<9} {:<6} {:>10} {:>10} {:>11}   {:<27} {}\n", "part", "stat", "A", "B", "change",
-                       "95% CI of change", "");
+    out += fmt::format("\ntarget {}  prompt {}  (A: {} rows, {} ok; B: {} rows, {} ok)\n", s.target,
+                       s.prompt, s.rows_a, s.ok_a, s.rows_b, s.ok_b);
+    out += fmt::format("  {:<9} {:<6} {:>10} {:>10} {:>11}   {:<27} {}\n", "part", "stat", "A", "B",
+                       "change", "95% CI of change", "");
     for (const auto& ch : s.changes) {
       if (!ch.comparable) {
         out += fmt::format("  {:<9} {:<6} {:>10} {:>10} {:>11}   {:<27} {}\n", to_string(ch.part),
@@ -274,11 +286,12 @@ std::string render_text(const Comparison& c, const std::string& label_a, const s
                            ch.n_b ? fmt_value(ch.part, ch.b) : "-", "-", "-", "no data");
         continue;
       }
-      const std::string ci = fmt::format("[{}, {}]", fmt_change(ch.part, ch.ci_low), fmt_change(ch.part, ch.ci_high));
+      const std::string ci =
+          fmt::format("[{}, {}]", fmt_change(ch.part, ch.ci_low), fmt_change(ch.part, ch.ci_high));
       const char* mark = ch.moved ? "moved" : "~";
       out += fmt::format("  {:<9} {:<6} {:>10} {:>10} {:>11}   {:<27} {}\n", to_string(ch.part),
-                         to_string(ch.statistic), fmt_value(ch.part, ch.a), fmt_value(ch.part, ch.b),
-                         fmt_change(ch.part, ch.change), ci, mark);
+                         to_string(ch.statistic), fmt_value(ch.part, ch.a),
+                         fmt_value(ch.part, ch.b), fmt_change(ch.part, ch.change), ci, mark);
     }
     out += fmt::format("  verdict: {}\n", s.verdict);
   }
@@ -288,7 +301,8 @@ std::string render_text(const Comparison& c, const std::string& label_a, const s
     for (const auto& s : c.only_in_b) out += fmt::format("only in B (not compared): {}\n", s);
   }
   out += fmt::format(
-      "\n95% CI: bootstrap ({} resamples, seed {}) of the change in the statistic, widened by the clock "
+      "\n95% CI: bootstrap ({} resamples, seed {}) of the change in the statistic, widened by the "
+      "clock "
       "resolution ±{}; \"moved\" = the CI excludes 0.\n",
       c.options.resamples, c.options.seed, format_seconds(c.options.resolution_seconds));
   out += fmt::format("verdict: {}\n", c.verdict);
@@ -336,11 +350,16 @@ json::Value to_json(const Comparison& c, const std::string& label_a, const std::
   json::Array only_a, only_b;
   for (const auto& s : c.only_in_a) only_a.push_back(s);
   for (const auto& s : c.only_in_b) only_b.push_back(s);
-  return json::Object{{"a", label_a},          {"b", label_b},          {"confidence", c.options.confidence},
+  return json::Object{{"a", label_a},
+                      {"b", label_b},
+                      {"confidence", c.options.confidence},
                       {"resamples", c.options.resamples},
-                      {"resolution_ms", c.options.resolution_seconds * 1e3}, {"seed", static_cast<std::int64_t>(c.options.seed)},
-                      {"series", std::move(series)}, {"only_in_a", std::move(only_a)},
-                      {"only_in_b", std::move(only_b)}, {"verdict", c.verdict}};
+                      {"resolution_ms", c.options.resolution_seconds * 1e3},
+                      {"seed", static_cast<std::int64_t>(c.options.seed)},
+                      {"series", std::move(series)},
+                      {"only_in_a", std::move(only_a)},
+                      {"only_in_b", std::move(only_b)},
+                      {"verdict", c.verdict}};
 }
 
 }  // namespace lse::report

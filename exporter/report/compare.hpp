@@ -16,10 +16,9 @@
 namespace lse::report {
 
 enum class ClockPart { ttft, gap_p50, gap_p95, gap_max, tail, duration, stalls };
-inline constexpr ClockPart kAllClockParts[] = {ClockPart::ttft,    ClockPart::gap_p50,
-                                               ClockPart::gap_p95, ClockPart::gap_max,
-                                               ClockPart::tail,    ClockPart::duration,
-                                               ClockPart::stalls};
+inline constexpr ClockPart kAllClockParts[] = {
+    ClockPart::ttft, ClockPart::gap_p50,  ClockPart::gap_p95, ClockPart::gap_max,
+    ClockPart::tail, ClockPart::duration, ClockPart::stalls};
 std::string_view to_string(ClockPart p);  // ttft, gap_p50, gap_p95, gap_max, tail, duration, stalls
 
 struct CompareOptions {
@@ -44,8 +43,8 @@ struct PartChange {
   double change = 0;             // b - a
   double bootstrap_low = 0, bootstrap_high = 0;  // the percentile-bootstrap interval
   double ci_low = 0, ci_high = 0;                // ... widened by the resolution: the reported CI
-  bool comparable = false;       // both sides have values
-  bool moved = false;            // the reported CI excludes 0
+  bool comparable = false;                       // both sides have values
+  bool moved = false;                            // the reported CI excludes 0
 };
 
 struct SeriesComparison {
@@ -53,7 +52,7 @@ struct SeriesComparison {
   std::size_t rows_a = 0, rows_b = 0, ok_a = 0, ok_b = 0;
   std::vector<PartChange> changes;  // kAllClockParts × {median, p95}
   bool ttft_moved = false, gaps_moved = false, tail_moved = false, duration_moved = false;
-  std::string verdict;              // plain words
+  std::string verdict;  // plain words
 
   const PartChange* find(ClockPart p, Statistic s) const;
 };
@@ -68,8 +67,8 @@ struct Comparison {
 // Rows are matched by target+prompt; when A and B each hold one target (the
 // same endpoint under two names), by prompt alone. Failed rows are counted,
 // not measured.
-Comparison compare(const std::vector<probe::ProbeResult>& a, const std::vector<probe::ProbeResult>& b,
-                   const CompareOptions& options = {});
+Comparison compare(const std::vector<probe::ProbeResult>& a,
+                   const std::vector<probe::ProbeResult>& b, const CompareOptions& options = {});
 
 // The percentile-bootstrap interval of stat(B) - stat(A), resampling each side
 // with replacement. Exposed for tests.
@@ -79,7 +78,8 @@ struct Interval {
 Interval bootstrap_interval(const std::vector<double>& a, const std::vector<double>& b, Statistic s,
                             const CompareOptions& options, std::uint64_t stream);
 
-std::string render_text(const Comparison& c, const std::string& label_a, const std::string& label_b);
+std::string render_text(const Comparison& c, const std::string& label_a,
+                        const std::string& label_b);
 json::Value to_json(const Comparison& c, const std::string& label_a, const std::string& label_b);
 
 }  // namespace lse::report

@@ -3,8 +3,8 @@
 // explains the rules and the defaults.
 #include "report/diagnosis.hpp"
 
-#include <algorithm>
 #include <fmt/format.h>
+#include <algorithm>
 
 #include "probe/timeline.hpp"
 #include "report/format.hpp"
@@ -34,11 +34,13 @@ std::string_view title(Shape s) {
 
 std::string_view advice(Shape s) {
   switch (s) {
-    case Shape::queue: return "the wait is before the first token: shorten the input or lower the concurrency";
+    case Shape::queue:
+      return "the wait is before the first token: shorten the input or lower the concurrency";
     case Shape::transport:
       return "the model streams evenly but something between it and you holds chunks back: "
              "look for proxy buffering (nginx proxy_buffering, compression) on the path";
-    case Shape::long_answer: return "the stream is healthy, the answer is just long: cap max_tokens";
+    case Shape::long_answer:
+      return "the stream is healthy, the answer is just long: cap max_tokens";
     case Shape::shared_capacity:
       return "identical runs differ widely: the capacity is shared; report p95, not the mean";
   }
@@ -80,10 +82,10 @@ namespace {
 
 // The gap tail against the gap median (see docs/diagnosis.md, transport).
 struct GapShape {
-  double ratio = 0;      // pooled gap p95 / max(gap p50, floor)
-  double max_ratio = 0;  // typical (median per-probe) max gap / max(gap p50, floor)
-  bool fat_tail = false;     // p95/p50 at least the ratio
-  bool fat_max = false;      // most streams have one pause that is a stall and >= ratio x p50
+  double ratio = 0;            // pooled gap p95 / max(gap p50, floor)
+  double max_ratio = 0;        // typical (median per-probe) max gap / max(gap p50, floor)
+  bool fat_tail = false;       // p95/p50 at least the ratio
+  bool fat_max = false;        // most streams have one pause that is a stall and >= ratio x p50
   bool stall_rule = false;     // stalls are exceptions (p50 below the threshold) and common enough
   bool all_in_bursts = false;  // many chunks, yet 95% of gaps under the floor
   bool holds() const { return fat_tail || fat_max || stall_rule || all_in_bursts; }
@@ -110,12 +112,13 @@ GapShape gap_shape(const WindowStats& w, const config::DiagnosisThresholds& t) {
 
 std::string gap_words(const WindowStats& w, const GapShape& g) {
   if (!w.gap_p50) return "no gaps (single-chunk answers)";
-  return fmt::format("gap p50 {}{}, p95 {} (p95/p50 {}), typical max {} (max/p50 {}), {} of probes stalled",
-                     format_seconds(*w.gap_p50),
-                     *w.gap_p50 < kGapFloorSeconds ? " (most chunks arrive together; ratios use 1 ms)" : "",
-                     format_seconds(*w.gap_p95), format_ratio(g.ratio),
-                     format_seconds(w.typical_max_gap.value_or(0)), format_ratio(g.max_ratio),
-                     format_percent(w.stalled_share));
+  return fmt::format(
+      "gap p50 {}{}, p95 {} (p95/p50 {}), typical max {} (max/p50 {}), {} of probes stalled",
+      format_seconds(*w.gap_p50),
+      *w.gap_p50 < kGapFloorSeconds ? " (most chunks arrive together; ratios use 1 ms)" : "",
+      format_seconds(*w.gap_p95), format_ratio(g.ratio),
+      format_seconds(w.typical_max_gap.value_or(0)), format_ratio(g.max_ratio),
+      format_percent(w.stalled_share));
 }
 
 }  // namespace
@@ -150,9 +153,10 @@ std::vector<Verdict> diagnose(const WindowStats& w, const config::DiagnosisThres
     // An answer delivered in one burst has "tight" gaps and a TTFT that
     // contains the whole generation: that is buffering (transport), not a queue.
     v.holds = slow && tight && !g.all_in_bursts;
-    v.why = fmt::format("TTFT p50 {} {} {}; gap p95 {} {} {}", format_seconds(ttft50),
-                        slow ? ">" : "<=", format_seconds(t.queue_ttft_seconds), format_seconds(gap95),
-                        tight ? "<" : ">=", format_seconds(t.queue_gap_p95_seconds));
+    v.why =
+        fmt::format("TTFT p50 {} {} {}; gap p95 {} {} {}", format_seconds(ttft50),
+                    slow ? ">" : "<=", format_seconds(t.queue_ttft_seconds), format_seconds(gap95),
+                    tight ? "<" : ">=", format_seconds(t.queue_gap_p95_seconds));
     if (slow && tight && g.all_in_bursts)
       v.why += " but the answer arrives in one burst: the wait is buffering, not a queue";
     v.numbers = {{"probes", probes},
@@ -170,20 +174,23 @@ std::vector<Verdict> diagnose(const WindowStats& w, const config::DiagnosisThres
                                     format_ratio(t.transport_gap_ratio)));
     if (g.fat_max)
       because.push_back(fmt::format("a typical stream's largest gap is a stall, {} x p50 >= {}",
-                                    format_ratio(g.max_ratio), format_ratio(t.transport_gap_ratio)));
+                                    format_ratio(g.max_ratio),
+                                    format_ratio(t.transport_gap_ratio)));
     if (g.stall_rule)
       because.push_back(fmt::format("{} of probes stalled >= {}", format_percent(w.stalled_share),
                                     format_percent(t.transport_min_stall_ratio)));
     if (g.all_in_bursts)
-      because.push_back(fmt::format("{} chunks per answer yet 95% of gaps under {}: the answer arrives in bursts",
-                                    format_number(w.chunks_p50), format_seconds(kGapFloorSeconds)));
+      because.push_back(
+          fmt::format("{} chunks per answer yet 95% of gaps under {}: the answer arrives in bursts",
+                      format_number(w.chunks_p50), format_seconds(kGapFloorSeconds)));
     v.why = gap_words(w, g);
     if (!because.empty()) {
       v.why += ": ";
       for (std::size_t i = 0; i < because.size(); ++i) v.why += (i ? "; " : "") + because[i];
     } else if (w.gap_p50) {
       v.why += fmt::format(": p95/p50 below {}, no typical stall, stalled share below {}",
-                           format_ratio(t.transport_gap_ratio), format_percent(t.transport_min_stall_ratio));
+                           format_ratio(t.transport_gap_ratio),
+                           format_percent(t.transport_min_stall_ratio));
     }
     v.why += fmt::format("; TTFT p50 {}", format_seconds(ttft50));
     v.numbers = {{"probes", probes},
@@ -201,11 +208,11 @@ std::vector<Verdict> diagnose(const WindowStats& w, const config::DiagnosisThres
     const bool long_ = dur50 > t.long_answer_duration_seconds;
     const bool ttft_ok = ttft50 <= t.queue_ttft_seconds;
     v.holds = long_ && !g.holds() && ttft_ok;
-    v.why = fmt::format("duration p50 {} {} {}; {} chunks per answer; gaps {}; TTFT p50 {} {} {}",
-                        format_seconds(dur50), long_ ? ">" : "<=",
-                        format_seconds(t.long_answer_duration_seconds), format_number(w.chunks_p50),
-                        g.holds() ? "not flat (transport)" : "flat", format_seconds(ttft50),
-                        ttft_ok ? "<=" : ">", format_seconds(t.queue_ttft_seconds));
+    v.why = fmt::format(
+        "duration p50 {} {} {}; {} chunks per answer; gaps {}; TTFT p50 {} {} {}",
+        format_seconds(dur50), long_ ? ">" : "<=", format_seconds(t.long_answer_duration_seconds),
+        format_number(w.chunks_p50), g.holds() ? "not flat (transport)" : "flat",
+        format_seconds(ttft50), ttft_ok ? "<=" : ">", format_seconds(t.queue_ttft_seconds));
     v.numbers = {{"probes", probes},
                  {"duration_p50_seconds", dur50},
                  {"chunks_p50", w.chunks_p50},
@@ -221,9 +228,9 @@ std::vector<Verdict> diagnose(const WindowStats& w, const config::DiagnosisThres
     v.holds = ttft_wide || dur_wide;
     v.why = fmt::format("TTFT p95/p50 {} ({} / {}) {} {}; duration p95/p50 {} ({} / {}) {} {}",
                         format_ratio(ttft_ratio), format_seconds(ttft95), format_seconds(ttft50),
-                        ttft_wide ? ">" : "<=", format_ratio(t.spread_ratio), format_ratio(dur_ratio),
-                        format_seconds(dur95), format_seconds(dur50), dur_wide ? ">" : "<=",
-                        format_ratio(t.spread_ratio));
+                        ttft_wide ? ">" : "<=", format_ratio(t.spread_ratio),
+                        format_ratio(dur_ratio), format_seconds(dur95), format_seconds(dur50),
+                        dur_wide ? ">" : "<=", format_ratio(t.spread_ratio));
     v.numbers = {{"probes", probes},
                  {"ttft_p50_seconds", ttft50},
                  {"ttft_p95_seconds", ttft95},

@@ -4,12 +4,12 @@
 // and `serve` (llm_stream_diagnosis gauges). Rules and defaults are
 // documented in docs/diagnosis.md.
 #pragma once
+#include <utility>
 #include <array>
 #include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 #include "config/config.hpp"
@@ -31,15 +31,15 @@ std::string_view advice(Shape s);
 // A window's numbers, from its successful non-warmup probes. Gap statistics
 // pool every gap of every probe (like the gap histogram does).
 struct WindowStats {
-  std::size_t probes = 0;                         // successful, non-warmup
-  std::optional<double> ttft_p50, ttft_p95;       // seconds
+  std::size_t probes = 0;                    // successful, non-warmup
+  std::optional<double> ttft_p50, ttft_p95;  // seconds
   std::optional<double> duration_p50, duration_p95;
   std::optional<double> gap_p50, gap_p95, gap_max;  // pooled over all gaps
-  std::optional<double> typical_max_gap;          // median of the per-probe largest gaps
-  std::size_t stalled_probes = 0;                 // probes with >= 1 stall
-  double stalled_share = 0;                       // stalled_probes / probes
+  std::optional<double> typical_max_gap;            // median of the per-probe largest gaps
+  std::size_t stalled_probes = 0;                   // probes with >= 1 stall
+  double stalled_share = 0;                         // stalled_probes / probes
   double chunks_p50 = 0;
-  double stall_threshold = 0.25;                  // of the newest probe (seconds)
+  double stall_threshold = 0.25;  // of the newest probe (seconds)
 };
 WindowStats window_stats(const std::vector<probe::ProbeResult>& probes);
 
@@ -58,7 +58,8 @@ std::vector<Verdict> diagnose(const std::vector<probe::ProbeResult>& probes,
                               const config::DiagnosisThresholds& thresholds);
 
 // The same, from precomputed window statistics.
-std::vector<Verdict> diagnose(const WindowStats& stats, const config::DiagnosisThresholds& thresholds);
+std::vector<Verdict> diagnose(const WindowStats& stats,
+                              const config::DiagnosisThresholds& thresholds);
 
 // Below this a gap counts as "no pause" when forming ratios: several events
 // delivered by one read have a 0 gap (DESIGN §2), and p95/0 says nothing more.

@@ -1,7 +1,7 @@
 #include "report/format.hpp"
 
-#include <cmath>
 #include <fmt/format.h>
+#include <cmath>
 
 namespace lse::report {
 

@@ -3,10 +3,10 @@
 // same offline, in a mail attachment or in a CI artifact.
 #include "report/html.hpp"
 
+#include <fmt/format.h>
 #include <algorithm>
 #include <cmath>
 #include <ctime>
-#include <fmt/format.h>
 #include <iterator>
 
 #include "report/format.hpp"
@@ -51,9 +51,12 @@ void time_axis(Out out, double tmax, double x0, double w, double y_label, double
   const double step = nice_step(tmax, 8);
   for (double t = 0; t <= tmax * 1.0001; t += step) {
     const double x = x0 + t / tmax * w;
-    fmt::format_to(out, R"~(<line class="grid" x1="{0:.1f}" x2="{0:.1f}" y1="{1:.1f}" y2="{2:.1f}"/>)~", x, y0, y1);
-    fmt::format_to(out, R"~(<text class="tick" x="{:.1f}" y="{:.1f}" text-anchor="middle">{}</text>)~", x, y_label,
-                   axis_label(t, tmax));
+    fmt::format_to(out,
+                   R"~(<line class="grid" x1="{0:.1f}" x2="{0:.1f}" y1="{1:.1f}" y2="{2:.1f}"/>)~",
+                   x, y0, y1);
+    fmt::format_to(out,
+                   R"~(<text class="tick" x="{:.1f}" y="{:.1f}" text-anchor="middle">{}</text>)~",
+                   x, y_label, axis_label(t, tmax));
   }
 }
 
@@ -70,7 +73,9 @@ std::vector<double> arrivals(const probe::ProbeResult& r) {
 
 std::string run_tooltip(std::size_t i, const probe::ProbeResult& r) {
   std::string s = fmt::format("run {}: ", i);
-  if (!r.ok) s += fmt::format("failed ({}{}) ", probe::to_string(r.reason), r.error_detail.empty() ? "" : ": " + r.error_detail);
+  if (!r.ok)
+    s += fmt::format("failed ({}{}) ", probe::to_string(r.reason),
+                     r.error_detail.empty() ? "" : ": " + r.error_detail);
   if (r.ttft) s += fmt::format("TTFT {}, ", format_seconds(*r.ttft));
   s += fmt::format("{} chunks, {} stall{}", r.chunks, r.stalls, r.stalls == 1 ? "" : "s");
   if (r.gap_p95) s += fmt::format(", gap p95 {}", format_seconds(*r.gap_p95));
@@ -85,33 +90,42 @@ void timeline(Out out, const SeriesSummary& s, std::size_t series_index) {
   double tmax = 0;
   for (const auto& r : s.probes) tmax = std::max(tmax, r.duration);
   tmax = std::max(tmax * 1.02, 0.001);
-  const double height = kTop + kRow * static_cast<double>(std::max<std::size_t>(s.probes.size(), 1)) + kBottom;
-  fmt::format_to(out,
-                 R"~(<svg class="chart timeline" viewBox="0 0 {:.0f} {:.0f}" role="img" aria-label="timeline of every run">)~",
-                 kWidth, height);
+  const double height =
+      kTop + kRow * static_cast<double>(std::max<std::size_t>(s.probes.size(), 1)) + kBottom;
+  fmt::format_to(
+      out,
+      R"~(<svg class="chart timeline" viewBox="0 0 {:.0f} {:.0f}" role="img" aria-label="timeline of every run">)~",
+      kWidth, height);
   time_axis(out, tmax, kLabelWidth, kPlotWidth, 14, kTop - 4, height - kBottom);
   const double thr = s.stall_threshold;
   auto x = [&](double t) { return kLabelWidth + t / tmax * kPlotWidth; };
   for (std::size_t i = 0; i < s.probes.size(); ++i) {
     const auto& r = s.probes[i];
     const double y = kTop + kRow * static_cast<double>(i);
-    fmt::format_to(out, R"~(<g class="run {}" data-run="{}" data-series="{}" data-ok="{}" transform="translate(0 {:.1f})">)~",
-                   r.ok ? "ok" : "failed", i + 1, series_index, r.ok ? 1 : 0, y);
+    fmt::format_to(
+        out,
+        R"~(<g class="run {}" data-run="{}" data-series="{}" data-ok="{}" transform="translate(0 {:.1f})">)~",
+        r.ok ? "ok" : "failed", i + 1, series_index, r.ok ? 1 : 0, y);
     fmt::format_to(out, "<title>{}</title>", run_tooltip(i + 1, r));
-    fmt::format_to(out, R"~(<rect class="hit" x="0" y="0" width="{:.0f}" height="{:.0f}"/>)~", kWidth, kRow);
-    std::string label = r.ok ? fmt::format("#{}  TTFT {}", i + 1, r.ttft ? format_seconds(*r.ttft) : "-")
-                             : fmt::format("#{}  {}", i + 1, probe::to_string(r.reason));
-    fmt::format_to(out, R"~(<text class="lbl{}" x="{:.0f}" y="13" text-anchor="end">{}</text>)~", r.ok ? "" : " bad",
-                   kLabelWidth - 8, html_escape(label));
-    fmt::format_to(out, R"~(<line class="life" x1="{:.1f}" x2="{:.1f}" y1="9" y2="9"/>)~", x(0), x(r.duration));
+    fmt::format_to(out, R"~(<rect class="hit" x="0" y="0" width="{:.0f}" height="{:.0f}"/>)~",
+                   kWidth, kRow);
+    std::string label =
+        r.ok ? fmt::format("#{}  TTFT {}", i + 1, r.ttft ? format_seconds(*r.ttft) : "-")
+             : fmt::format("#{}  {}", i + 1, probe::to_string(r.reason));
+    fmt::format_to(out, R"~(<text class="lbl{}" x="{:.0f}" y="13" text-anchor="end">{}</text>)~",
+                   r.ok ? "" : " bad", kLabelWidth - 8, html_escape(label));
+    fmt::format_to(out, R"~(<line class="life" x1="{:.1f}" x2="{:.1f}" y1="9" y2="9"/>)~", x(0),
+                   x(r.duration));
     const auto at = arrivals(r);
     if (!at.empty()) {
-      fmt::format_to(out, R"~(<rect class="wait" x="{:.1f}" y="4" width="{:.1f}" height="10"/>)~", x(0),
-                     std::max(0.5, x(at.front()) - x(0)));
+      fmt::format_to(out, R"~(<rect class="wait" x="{:.1f}" y="4" width="{:.1f}" height="10"/>)~",
+                     x(0), std::max(0.5, x(at.front()) - x(0)));
       for (std::size_t k = 1; k < at.size(); ++k) {
         if (r.gaps[k - 1] < thr) continue;
-        fmt::format_to(out, R"~(<rect class="stall" x="{:.1f}" y="2" width="{:.1f}" height="14"><title>stall {}</title></rect>)~",
-                       x(at[k - 1]), std::max(1.0, x(at[k]) - x(at[k - 1])), format_seconds(r.gaps[k - 1]));
+        fmt::format_to(
+            out,
+            R"~(<rect class="stall" x="{:.1f}" y="2" width="{:.1f}" height="14"><title>stall {}</title></rect>)~",
+            x(at[k - 1]), std::max(1.0, x(at[k]) - x(at[k - 1])), format_seconds(r.gaps[k - 1]));
       }
       std::string d;
       d.reserve(at.size() * 14);
@@ -119,10 +133,14 @@ void timeline(Out out, const SeriesSummary& s, std::size_t series_index) {
       fmt::format_to(out, R"~(<path class="ticks" d="{}"/>)~", d);
     }
     if (r.ok) {
-      fmt::format_to(out, R"~(<line class="end" x1="{0:.1f}" x2="{0:.1f}" y1="5" y2="13"/>)~", x(r.duration));
+      fmt::format_to(out, R"~(<line class="end" x1="{0:.1f}" x2="{0:.1f}" y1="5" y2="13"/>)~",
+                     x(r.duration));
     } else {
       const double xe = x(r.duration);
-      fmt::format_to(out, R"~(<path class="fail" d="M{0:.1f} 5l8 8M{0:.1f} 13l8 -8" transform="translate(-4 0)"/>)~", xe);
+      fmt::format_to(
+          out,
+          R"~(<path class="fail" d="M{0:.1f} 5l8 8M{0:.1f} 13l8 -8" transform="translate(-4 0)"/>)~",
+          xe);
     }
     out = fmt::format_to(out, "</g>");
   }
@@ -141,37 +159,47 @@ void gap_histogram(Out out, const SeriesSummary& s, const std::vector<double>& b
     ++counts[static_cast<std::size_t>(it - edges.begin())];
   }
   const double thr = s.stall_threshold;
-  std::size_t thr_bin = static_cast<std::size_t>(std::lower_bound(edges.begin(), edges.end(), thr) - edges.begin());
+  std::size_t thr_bin =
+      static_cast<std::size_t>(std::lower_bound(edges.begin(), edges.end(), thr) - edges.begin());
   std::size_t last = 0;
   for (std::size_t i = 0; i < counts.size(); ++i)
     if (counts[i]) last = i;
   const std::size_t shown = std::min(counts.size(), std::max(last, thr_bin) + 2);
-  const std::size_t cmax = std::max<std::size_t>(1, *std::max_element(counts.begin(), counts.end()));
+  const std::size_t cmax =
+      std::max<std::size_t>(1, *std::max_element(counts.begin(), counts.end()));
 
   constexpr double kH = 170, kTop = 14, kBottom = 34, kLeft = 52;
   const double w = kWidth - kLeft - kRightPad, ph = kH - kTop - kBottom;
   const double bw = w / static_cast<double>(shown);
-  fmt::format_to(out, R"~(<svg class="chart hist" viewBox="0 0 {:.0f} {:.0f}" role="img" aria-label="gap distribution">)~",
-                 kWidth, kH);
-  fmt::format_to(out, R"~(<text class="tick" x="{:.0f}" y="{:.0f}" text-anchor="end">{}</text>)~", kLeft - 6, kTop + 4,
-                 cmax);
-  fmt::format_to(out, R"~(<text class="tick" x="{:.0f}" y="{:.0f}" text-anchor="end">0</text>)~", kLeft - 6, kTop + ph);
-  fmt::format_to(out, R"~(<line class="grid" x1="{0:.0f}" x2="{1:.0f}" y1="{2:.1f}" y2="{2:.1f}"/>)~", kLeft, kLeft + w,
-                 kTop + ph);
+  fmt::format_to(
+      out,
+      R"~(<svg class="chart hist" viewBox="0 0 {:.0f} {:.0f}" role="img" aria-label="gap distribution">)~",
+      kWidth, kH);
+  fmt::format_to(out, R"~(<text class="tick" x="{:.0f}" y="{:.0f}" text-anchor="end">{}</text>)~",
+                 kLeft - 6, kTop + 4, cmax);
+  fmt::format_to(out, R"~(<text class="tick" x="{:.0f}" y="{:.0f}" text-anchor="end">0</text>)~",
+                 kLeft - 6, kTop + ph);
+  fmt::format_to(out,
+                 R"~(<line class="grid" x1="{0:.0f}" x2="{1:.0f}" y1="{2:.1f}" y2="{2:.1f}"/>)~",
+                 kLeft, kLeft + w, kTop + ph);
   for (std::size_t i = 0; i < shown; ++i) {
     const double lo = i == 0 ? 0 : edges[i - 1];
     const bool stall_bin = lo >= thr - 1e-12;
     const double hgt = ph * static_cast<double>(counts[i]) / static_cast<double>(cmax);
     const double bx = kLeft + bw * static_cast<double>(i);
-    const std::string range = i < edges.size() ? fmt::format("{} – {}", format_seconds(lo), format_seconds(edges[i]))
-                                               : fmt::format("above {}", format_seconds(lo));
-    fmt::format_to(out, R"~(<rect class="bar{}" x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}"><title>{}: {} gaps</title></rect>)~",
-                   stall_bin ? " stallbar" : "", bx + 1, kTop + ph - hgt, std::max(1.0, bw - 2), hgt,
-                   html_escape(range), counts[i]);
+    const std::string range =
+        i < edges.size() ? fmt::format("{} – {}", format_seconds(lo), format_seconds(edges[i]))
+                         : fmt::format("above {}", format_seconds(lo));
+    fmt::format_to(
+        out,
+        R"~(<rect class="bar{}" x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}"><title>{}: {} gaps</title></rect>)~",
+        stall_bin ? " stallbar" : "", bx + 1, kTop + ph - hgt, std::max(1.0, bw - 2), hgt,
+        html_escape(range), counts[i]);
     const std::string edge = i < edges.size() ? axis_label(edges[i], 1.0) : "+Inf";
     if (shown <= 24 || i % 2 == 0)
-      fmt::format_to(out, R"~(<text class="tick" x="{:.1f}" y="{:.0f}" text-anchor="middle">≤{}</text>)~", bx + bw / 2,
-                     kTop + ph + 14, html_escape(edge));
+      fmt::format_to(
+          out, R"~(<text class="tick" x="{:.1f}" y="{:.0f}" text-anchor="middle">≤{}</text>)~",
+          bx + bw / 2, kTop + ph + 14, html_escape(edge));
   }
   // The threshold sits on a bucket boundary by design; otherwise proportionally inside its bin.
   double tx = kLeft + bw * static_cast<double>(thr_bin);
@@ -180,13 +208,18 @@ void gap_histogram(Out out, const SeriesSummary& s, const std::vector<double>& b
     const double frac = edges[thr_bin] > lo ? (thr - lo) / (edges[thr_bin] - lo) : 1;
     tx += bw * std::clamp(frac, 0.0, 1.0);
   }
-  fmt::format_to(out, R"~(<line class="thr" x1="{0:.1f}" x2="{0:.1f}" y1="{1:.0f}" y2="{2:.1f}"/>)~", tx, kTop - 6,
-                 kTop + ph);
+  fmt::format_to(out,
+                 R"~(<line class="thr" x1="{0:.1f}" x2="{0:.1f}" y1="{1:.0f}" y2="{2:.1f}"/>)~", tx,
+                 kTop - 6, kTop + ph);
   const bool label_left = tx > kLeft + w * 0.75;
-  fmt::format_to(out, R"~(<text class="thrlbl" x="{:.1f}" y="{:.0f}" text-anchor="{}">stall threshold {}</text>)~",
-                 label_left ? tx - 4 : tx + 4, kTop + 4, label_left ? "end" : "start", format_seconds(thr));
-  fmt::format_to(out, R"~(<text class="tick" x="{:.0f}" y="{:.0f}">{} gaps from {} successful runs (bins: gap histogram buckets)</text>)~",
-                 kLeft, kH - 4, gaps.size(), s.ok);
+  fmt::format_to(
+      out,
+      R"~(<text class="thrlbl" x="{:.1f}" y="{:.0f}" text-anchor="{}">stall threshold {}</text>)~",
+      label_left ? tx - 4 : tx + 4, kTop + 4, label_left ? "end" : "start", format_seconds(thr));
+  fmt::format_to(
+      out,
+      R"~(<text class="tick" x="{:.0f}" y="{:.0f}">{} gaps from {} successful runs (bins: gap histogram buckets)</text>)~",
+      kLeft, kH - 4, gaps.size(), s.ok);
   out = fmt::format_to(out, "</svg>");
 }
 
@@ -198,45 +231,54 @@ void strip_plot(Out out, const SeriesSummary& s, Field f, const char* name) {
   double vmax = 0;
   for (double x : v) vmax = std::max(vmax, x);
   vmax = std::max(vmax * 1.05, 0.001);
-  fmt::format_to(out, R"~(<svg class="chart strip" viewBox="0 0 {:.0f} {:.0f}" role="img" aria-label="{} distribution">)~",
-                 kWidth, kH, name);
-  fmt::format_to(out, R"~(<text class="name" x="{:.0f}" y="{:.0f}" text-anchor="end">{}</text>)~", kLeft - 10, kTop + 26,
-                 name);
+  fmt::format_to(
+      out,
+      R"~(<svg class="chart strip" viewBox="0 0 {:.0f} {:.0f}" role="img" aria-label="{} distribution">)~",
+      kWidth, kH, name);
+  fmt::format_to(out, R"~(<text class="name" x="{:.0f}" y="{:.0f}" text-anchor="end">{}</text>)~",
+                 kLeft - 10, kTop + 26, name);
   time_axis(out, vmax, kLeft, w, kH - 6, kTop - 8, kH - 20);
   auto x = [&](double t) { return kLeft + t / vmax * w; };
   for (std::size_t i = 0; i < v.size(); ++i)
-    fmt::format_to(out, R"~(<circle class="dot" cx="{:.1f}" cy="{:.1f}" r="4"><title>{}</title></circle>)~", x(v[i]),
-                   kTop + 10 + static_cast<double>(i % 6) * 6, format_seconds(v[i]));
+    fmt::format_to(
+        out, R"~(<circle class="dot" cx="{:.1f}" cy="{:.1f}" r="4"><title>{}</title></circle>)~",
+        x(v[i]), kTop + 10 + static_cast<double>(i % 6) * 6, format_seconds(v[i]));
   const Spread& sp = s.field(f);
   if (sp.n > 0) {
     // Labels sit right of their line, or left of it near the right edge.
     auto label = [&](double at, double y, const char* cls, const std::string& text) {
       const bool left = x(at) > kLeft + w * 0.8;
-      fmt::format_to(out, R"~(<text class="plbl{}" x="{:.1f}" y="{:.0f}" text-anchor="{}">{}</text>)~", cls,
-                     left ? x(at) - 4 : x(at) + 4, y, left ? "end" : "start", text);
+      fmt::format_to(out,
+                     R"~(<text class="plbl{}" x="{:.1f}" y="{:.0f}" text-anchor="{}">{}</text>)~",
+                     cls, left ? x(at) - 4 : x(at) + 4, y, left ? "end" : "start", text);
     };
-    fmt::format_to(out, R"~(<line class="p50" x1="{0:.1f}" x2="{0:.1f}" y1="{1:.0f}" y2="{2:.0f}"/>)~", x(sp.p50), kTop - 8,
-                   kH - 20);
+    fmt::format_to(out,
+                   R"~(<line class="p50" x1="{0:.1f}" x2="{0:.1f}" y1="{1:.0f}" y2="{2:.0f}"/>)~",
+                   x(sp.p50), kTop - 8, kH - 20);
     label(sp.p50, kTop - 2, "", "p50 " + format_seconds(sp.p50));
-    fmt::format_to(out, R"~(<line class="p95" x1="{0:.1f}" x2="{0:.1f}" y1="{1:.0f}" y2="{2:.0f}"/>)~", x(sp.p95), kTop - 8,
-                   kH - 20);
+    fmt::format_to(out,
+                   R"~(<line class="p95" x1="{0:.1f}" x2="{0:.1f}" y1="{1:.0f}" y2="{2:.0f}"/>)~",
+                   x(sp.p95), kTop - 8, kH - 20);
     label(sp.p95, kTop + 52, " p95t", "p95 " + format_seconds(sp.p95));
   }
   out = fmt::format_to(out, "</svg>");
 }
 
 void summary_table(Out out, const SeriesSummary& s) {
-  out = fmt::format_to(out, R"~(<table class="summary"><thead><tr><th>field</th><th>p50</th><th>p95</th><th>max</th><th>n</th></tr></thead><tbody>)~");
+  out = fmt::format_to(
+      out,
+      R"~(<table class="summary"><thead><tr><th>field</th><th>p50</th><th>p95</th><th>max</th><th>n</th></tr></thead><tbody>)~");
   for (std::size_t i = 0; i < std::size(kAllFields); ++i) {
     const Field f = kAllFields[i];
     const Spread& sp = s.fields[i];
     auto cell = [&](double v) { return is_time(f) ? format_seconds(v) : format_number(v); };
     if (sp.n == 0) {
-      fmt::format_to(out, "<tr><td>{}</td><td>–</td><td>–</td><td>–</td><td>0</td></tr>", html_escape(to_string(f)));
+      fmt::format_to(out, "<tr><td>{}</td><td>–</td><td>–</td><td>–</td><td>0</td></tr>",
+                     html_escape(to_string(f)));
       continue;
     }
-    fmt::format_to(out, "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", html_escape(to_string(f)),
-                   cell(sp.p50), cell(sp.p95), cell(sp.max), sp.n);
+    fmt::format_to(out, "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                   html_escape(to_string(f)), cell(sp.p50), cell(sp.p95), cell(sp.max), sp.n);
   }
   out = fmt::format_to(out, "</tbody></table>");
 }
@@ -246,9 +288,12 @@ void diagnosis_list(Out out, const SeriesSummary& s) {
   for (const auto& v : s.diagnosis) {
     const char* cls = !v.enough_probes ? "na" : v.holds ? "holds" : "no";
     const char* mark = !v.enough_probes ? "?" : v.holds ? "✔" : "·";
-    fmt::format_to(out, R"~(<li class="{}" data-shape="{}"><span class="mark">{}</span><b>{}</b> <span class="why">{}</span>{}</li>)~",
-                   cls, to_string(v.shape), mark, html_escape(title(v.shape)), html_escape(v.why),
-                   v.holds ? fmt::format(R"~(<div class="advice">{}</div>)~", html_escape(advice(v.shape))) : "");
+    fmt::format_to(
+        out,
+        R"~(<li class="{}" data-shape="{}"><span class="mark">{}</span><b>{}</b> <span class="why">{}</span>{}</li>)~",
+        cls, to_string(v.shape), mark, html_escape(title(v.shape)), html_escape(v.why),
+        v.holds ? fmt::format(R"~(<div class="advice">{}</div>)~", html_escape(advice(v.shape)))
+                : "");
   }
   out = fmt::format_to(out, "</ul>");
 }
@@ -260,7 +305,8 @@ std::string shape_badges(const std::vector<Verdict>& verdicts) {
     if (!v.enough_probes) na = true;
     if (v.holds) {
       any = true;
-      out += fmt::format(R"~(<span class="badge {}">{}</span>)~", to_string(v.shape), html_escape(title(v.shape)));
+      out += fmt::format(R"~(<span class="badge {}">{}</span>)~", to_string(v.shape),
+                         html_escape(title(v.shape)));
     }
   }
   if (na) return R"~(<span class="badge na">no verdict</span>)~";
@@ -356,52 +402,65 @@ std::string render_html(const Summary& summary, const ReportMeta& meta) {
   std::size_t runs = 0;
   for (const auto& s : summary.series) runs += s.probes.size();
 
-  fmt::format_to(out,
-                 "<!DOCTYPE html>\n<html lang=\"en\" data-selfcheck=\"pending\"><head><meta charset=\"utf-8\">"
-                 "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
-                 "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
-                 "script-src 'unsafe-inline'; img-src data:\">"
-                 "<title>{}</title><style>{}</style></head>\n",
-                 html_escape(meta.title), kStyle);
-  fmt::format_to(out, R"~(<body data-expected-runs="{}" data-expected-series="{}">)~", runs, summary.series.size());
+  fmt::format_to(
+      out,
+      "<!DOCTYPE html>\n<html lang=\"en\" data-selfcheck=\"pending\"><head><meta charset=\"utf-8\">"
+      "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
+      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src "
+      "'unsafe-inline'; "
+      "script-src 'unsafe-inline'; img-src data:\">"
+      "<title>{}</title><style>{}</style></head>\n",
+      html_escape(meta.title), kStyle);
+  fmt::format_to(out, R"~(<body data-expected-runs="{}" data-expected-series="{}">)~", runs,
+                 summary.series.size());
   fmt::format_to(out, "<h1>{}</h1>", html_escape(meta.title));
-  fmt::format_to(out,
-                 R"~(<div class="meta">started <b>{}</b> · took <b>{}</b> · host <b>{}</b> · {} measured run{} ({} ok) · {} warmup run{} discarded · concurrency {} · seed {}</div>)~",
-                 utc_time(meta.started_unix), format_seconds(meta.elapsed_seconds), html_escape(meta.host), summary.runs,
-                 summary.runs == 1 ? "" : "s", summary.ok, summary.warmup_discarded,
-                 summary.warmup_discarded == 1 ? "" : "s", meta.concurrency, html_escape(meta.seed));
+  fmt::format_to(
+      out,
+      R"~(<div class="meta">started <b>{}</b> · took <b>{}</b> · host <b>{}</b> · {} measured run{} ({} ok) · {} warmup run{} discarded · concurrency {} · seed {}</div>)~",
+      utc_time(meta.started_unix), format_seconds(meta.elapsed_seconds), html_escape(meta.host),
+      summary.runs, summary.runs == 1 ? "" : "s", summary.ok, summary.warmup_discarded,
+      summary.warmup_discarded == 1 ? "" : "s", meta.concurrency, html_escape(meta.seed));
   if (!meta.command.empty())
-    fmt::format_to(out, R"~(<div class="meta">command: <code>{}</code></div>)~", html_escape(meta.command));
+    fmt::format_to(out, R"~(<div class="meta">command: <code>{}</code></div>)~",
+                   html_escape(meta.command));
   if (meta.interrupted)
-    out = fmt::format_to(out, R"~(<div class="banner">This run was interrupted: the report covers the runs that finished.</div>)~");
+    out = fmt::format_to(
+        out,
+        R"~(<div class="banner">This run was interrupted: the report covers the runs that finished.</div>)~");
 
   // Overview: one line per series.
-  out = fmt::format_to(out, R"~(<table class="overview"><thead><tr><th>target</th><th>prompt</th><th>runs</th><th>ok</th><th>TTFT p50</th><th>TTFT p95</th><th>gap p95 (p50 of runs)</th><th>duration p95</th><th>diagnosis</th></tr></thead><tbody>)~");
+  out = fmt::format_to(
+      out,
+      R"~(<table class="overview"><thead><tr><th>target</th><th>prompt</th><th>runs</th><th>ok</th><th>TTFT p50</th><th>TTFT p95</th><th>gap p95 (p50 of runs)</th><th>duration p95</th><th>diagnosis</th></tr></thead><tbody>)~");
   for (std::size_t k = 0; k < summary.series.size(); ++k) {
     const auto& s = summary.series[k];
     auto t = [&](Field f, bool p95) {
       const Spread& sp = s.field(f);
       return sp.n ? format_seconds(p95 ? sp.p95 : sp.p50) : std::string("–");
     };
-    fmt::format_to(out,
-                   R"~(<tr><td><a href="#series-{}">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>)~",
-                   k, html_escape(s.target), html_escape(s.prompt), s.runs, s.ok, t(Field::ttft, false),
-                   t(Field::ttft, true), t(Field::gap_p95, false), t(Field::duration, true), shape_badges(s.diagnosis));
+    fmt::format_to(
+        out,
+        R"~(<tr><td><a href="#series-{}">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>)~",
+        k, html_escape(s.target), html_escape(s.prompt), s.runs, s.ok, t(Field::ttft, false),
+        t(Field::ttft, true), t(Field::gap_p95, false), t(Field::duration, true),
+        shape_badges(s.diagnosis));
   }
   out = fmt::format_to(out, "</tbody></table>");
 
   for (std::size_t k = 0; k < summary.series.size(); ++k) {
     const auto& s = summary.series[k];
-    fmt::format_to(out, R"~(<section class="series" id="series-{}" data-target="{}" data-prompt="{}">)~", k,
-                   html_escape(s.target), html_escape(s.prompt));
+    fmt::format_to(out,
+                   R"~(<section class="series" id="series-{}" data-target="{}" data-prompt="{}">)~",
+                   k, html_escape(s.target), html_escape(s.prompt));
     fmt::format_to(out, "<h2>{} · {} <small class=\"meta\">model {} · {} runs, {} ok</small></h2>",
-                   html_escape(s.target), html_escape(s.prompt), html_escape(s.model.empty() ? "-" : s.model), s.runs,
-                   s.ok);
+                   html_escape(s.target), html_escape(s.prompt),
+                   html_escape(s.model.empty() ? "-" : s.model), s.runs, s.ok);
     fmt::format_to(out, "<div>{}</div>", shape_badges(s.diagnosis));
     out = fmt::format_to(out, "<h3>Timeline of every run</h3>");
-    fmt::format_to(out,
-                   R"~(<div class="legend"><i style="background:var(--wait)"></i>waiting for the first token<i style="background:var(--tick)"></i>chunk arrival<i style="background:var(--stall);opacity:.5"></i>stall (gap ≥ {})<i style="background:var(--muted)"></i>end of stream</div>)~",
-                   format_seconds(s.stall_threshold));
+    fmt::format_to(
+        out,
+        R"~(<div class="legend"><i style="background:var(--wait)"></i>waiting for the first token<i style="background:var(--tick)"></i>chunk arrival<i style="background:var(--stall);opacity:.5"></i>stall (gap ≥ {})<i style="background:var(--muted)"></i>end of stream</div>)~",
+        format_seconds(s.stall_threshold));
     timeline(out, s, k);
     out = fmt::format_to(out, "<h3>Gaps between chunks</h3>");
     gap_histogram(out, s, meta.gap_buckets);
@@ -412,22 +471,27 @@ std::string render_html(const Summary& summary, const ReportMeta& meta) {
     summary_table(out, s);
     if (!s.failures.empty()) {
       std::string list;
-      for (const auto& [reason, n] : s.failures) list += fmt::format("{}{} ×{}", list.empty() ? "" : ", ", reason, n);
-      fmt::format_to(out, R"~(<p class="meta">failures: {}{}</p>)~", html_escape(list),
-                     s.failure_example.empty() ? "" : " — first: " + html_escape(s.failure_example));
+      for (const auto& [reason, n] : s.failures)
+        list += fmt::format("{}{} ×{}", list.empty() ? "" : ", ", reason, n);
+      fmt::format_to(
+          out, R"~(<p class="meta">failures: {}{}</p>)~", html_escape(list),
+          s.failure_example.empty() ? "" : " — first: " + html_escape(s.failure_example));
     }
     out = fmt::format_to(out, "</div><div><h3>Diagnosis</h3>");
     diagnosis_list(out, s);
     out = fmt::format_to(out, "</div></div></section>\n");
   }
   const auto& t = meta.thresholds;
-  fmt::format_to(out,
-                 "<footer>Diagnosis thresholds: queue TTFT p50 &gt; {} with gap p95 &lt; {}; transport gap tail/p50 ≥ {} "
-                 "or ≥ {} of runs stalled; long answer duration p50 &gt; {}; shared capacity p95/p50 &gt; {}; at least {} "
-                 "successful runs. Percentiles are nearest-rank. Generated by llm-stream-exporter.</footer>",
-                 format_seconds(t.queue_ttft_seconds), format_seconds(t.queue_gap_p95_seconds),
-                 format_ratio(t.transport_gap_ratio), format_percent(t.transport_min_stall_ratio),
-                 format_seconds(t.long_answer_duration_seconds), format_ratio(t.spread_ratio), t.min_probes);
+  fmt::format_to(
+      out,
+      "<footer>Diagnosis thresholds: queue TTFT p50 &gt; {} with gap p95 &lt; {}; transport gap "
+      "tail/p50 ≥ {} "
+      "or ≥ {} of runs stalled; long answer duration p50 &gt; {}; shared capacity p95/p50 &gt; {}; "
+      "at least {} "
+      "successful runs. Percentiles are nearest-rank. Generated by llm-stream-exporter.</footer>",
+      format_seconds(t.queue_ttft_seconds), format_seconds(t.queue_gap_p95_seconds),
+      format_ratio(t.transport_gap_ratio), format_percent(t.transport_min_stall_ratio),
+      format_seconds(t.long_answer_duration_seconds), format_ratio(t.spread_ratio), t.min_probes);
   fmt::format_to(out, "<script>{}</script></body></html>\n", kScript);
   return html;
 }

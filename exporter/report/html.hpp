@@ -15,13 +15,13 @@ namespace lse::report {
 
 struct ReportMeta {
   std::string title = "llm-stream-exporter run";
-  std::string command;        // the invocation, secret-free
-  std::string host;           // where the probes ran
-  double started_unix = 0;    // wall clock at start
+  std::string command;      // the invocation, secret-free
+  std::string host;         // where the probes ran
+  double started_unix = 0;  // wall clock at start
   double elapsed_seconds = 0;
-  std::string seed;           // shuffle seed, as text
+  std::string seed;  // shuffle seed, as text
   int concurrency = 1;
-  bool interrupted = false;   // a partial run (SIGINT/SIGTERM)
+  bool interrupted = false;                                 // a partial run (SIGINT/SIGTERM)
   std::vector<double> gap_buckets = config::Buckets{}.gap;  // histogram bins (seconds)
   config::DiagnosisThresholds thresholds;
 };

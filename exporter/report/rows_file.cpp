@@ -3,9 +3,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
 #include <cerrno>
 #include <cstring>
-#include <fmt/format.h>
 #include <fstream>
 
 #include "report/row_json.hpp"
@@ -18,7 +18,8 @@ RowsFileError::RowsFileError(const std::string& file, int line, const std::strin
 
 std::vector<probe::ProbeResult> read_rows_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw RowsFileError(path, 0, fmt::format("cannot read rows file: {}", std::strerror(errno)));
+  if (!in)
+    throw RowsFileError(path, 0, fmt::format("cannot read rows file: {}", std::strerror(errno)));
   std::vector<probe::ProbeResult> rows;
   std::string line;
   int number = 0;
@@ -35,13 +36,16 @@ std::vector<probe::ProbeResult> read_rows_file(const std::string& path) {
     }
     rows.push_back(std::move(*row));
   }
-  if (in.bad()) throw RowsFileError(path, number, fmt::format("read error: {}", std::strerror(errno)));
+  if (in.bad())
+    throw RowsFileError(path, number, fmt::format("read error: {}", std::strerror(errno)));
   return rows;
 }
 
 RowsWriter::RowsWriter(const std::string& path) : path_(path) {
   fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd_ < 0) throw RowsFileError(path, 0, fmt::format("cannot open for appending: {}", std::strerror(errno)));
+  if (fd_ < 0)
+    throw RowsFileError(path, 0,
+                        fmt::format("cannot open for appending: {}", std::strerror(errno)));
 }
 
 RowsWriter::~RowsWriter() {

@@ -23,7 +23,17 @@ struct Spread {
 Spread spread_of(std::vector<double> values);
 
 // The per-probe fields a summary reports, in table order. Times in seconds.
-enum class Field { ttft, duration, tail, chunks, stalls, gap_p50, gap_p95, gap_max, tokens_per_second };
+enum class Field {
+  ttft,
+  duration,
+  tail,
+  chunks,
+  stalls,
+  gap_p50,
+  gap_p95,
+  gap_max,
+  tokens_per_second
+};
 inline constexpr Field kAllFields[] = {Field::ttft,    Field::duration, Field::tail,
                                        Field::chunks,  Field::stalls,   Field::gap_p50,
                                        Field::gap_p95, Field::gap_max,  Field::tokens_per_second};

@@ -1,8 +1,8 @@
 // Grouping, spreads, and the two renderings of a Summary.
 #include "report/summary.hpp"
 
-#include <algorithm>
 #include <fmt/format.h>
+#include <algorithm>
 #include <set>
 #include <tuple>
 
@@ -89,8 +89,8 @@ std::string render_table(const Summary& s) {
   std::string out;
   for (const auto& ss : s.series) {
     out += fmt::format("target {}  model {}  prompt {}  ({} run{}, {} ok)\n", ss.target,
-                       ss.model.empty() ? "-" : ss.model, ss.prompt, ss.runs, ss.runs == 1 ? "" : "s",
-                       ss.ok);
+                       ss.model.empty() ? "-" : ss.model, ss.prompt, ss.runs,
+                       ss.runs == 1 ? "" : "s", ss.ok);
     if (ss.ok == 0) {
       out += "  no successful run: nothing measured\n";
     } else {
@@ -111,7 +111,8 @@ std::string render_table(const Summary& s) {
       out += "  failures: none\n";
     } else {
       std::string list;
-      for (const auto& [reason, n] : ss.failures) list += fmt::format("{}{} {}", list.empty() ? "" : ", ", reason, n);
+      for (const auto& [reason, n] : ss.failures)
+        list += fmt::format("{}{} {}", list.empty() ? "" : ", ", reason, n);
       out += fmt::format("  failures: {}{}\n", list,
                          ss.failure_example.empty() ? "" : " (first: " + ss.failure_example + ")");
     }
@@ -129,7 +130,8 @@ std::string render_table(const Summary& s) {
     out += "\n";
   }
   std::string failures;
-  for (const auto& [reason, n] : s.failures) failures += fmt::format("{}{} {}", failures.empty() ? "" : ", ", reason, n);
+  for (const auto& [reason, n] : s.failures)
+    failures += fmt::format("{}{} {}", failures.empty() ? "" : ", ", reason, n);
   out += fmt::format("total: {} run{}, {} ok, {} failed{}; {} warmup run{} discarded\n", s.runs,
                      s.runs == 1 ? "" : "s", s.ok, s.runs - s.ok,
                      failures.empty() ? "" : " (" + failures + ")", s.warmup_discarded,

@@ -2,11 +2,11 @@
 // prompt, per field, p50 / p95 / max across the measured runs, failures by
 // reason, and the diagnosis of each series. Rendered as a text table or JSON.
 #pragma once
+#include <utility>
 #include <array>
 #include <cstddef>
 #include <map>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "config/config.hpp"
@@ -22,11 +22,11 @@ struct SeriesSummary {
   std::string target, model, prompt;
   std::size_t runs = 0;  // measured (non-warmup) probes, successful or not
   std::size_t ok = 0;
-  std::map<std::string, std::size_t> failures;  // reason -> count
-  std::string failure_example;                  // detail of the first failure, secret-free
+  std::map<std::string, std::size_t> failures;         // reason -> count
+  std::string failure_example;                         // detail of the first failure, secret-free
   std::array<Spread, std::size(kAllFields)> fields{};  // indexed like kAllFields
   std::vector<Verdict> diagnosis;
-  double stall_threshold = 0.25;  // seconds
+  double stall_threshold = 0.25;           // seconds
   std::vector<probe::ProbeResult> probes;  // the measured probes, in the order they ran
 
   const Spread& field(Field f) const { return fields[static_cast<std::size_t>(f)]; }

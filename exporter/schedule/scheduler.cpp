@@ -1,14 +1,14 @@
 // Target loops: rounds, shuffle, jitter, warmup, reload.
 #include "schedule/scheduler.hpp"
 
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <algorithm>
-#include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
 #include "probe/prober.hpp"
 
@@ -23,9 +23,10 @@ std::string fingerprint(const config::Target& t, const config::Config& c) {
       t.url, t.api, t.model, t.interval.count(), t.jitter, t.timeout.first_token.count(),
       t.timeout.idle.count(), t.timeout.total.count(), t.stall_threshold.count(), t.warmup,
       t.max_tokens, t.temperature, t.count.content, t.count.reasoning, t.count.tool_calls,
-      static_cast<int>(t.auth.kind), t.auth.header_name, std::hash<std::string>{}(t.auth.secret.value),
-      t.client, t.tls.ca_file, t.tls.cert_file, t.tls.key_file, t.tls.server_name,
-      t.tls.insecure_skip_verify, t.proxy_url, t.proxy_from_environment, t.include_usage);
+      static_cast<int>(t.auth.kind), t.auth.header_name,
+      std::hash<std::string>{}(t.auth.secret.value), t.client, t.tls.ca_file, t.tls.cert_file,
+      t.tls.key_file, t.tls.server_name, t.tls.insecure_skip_verify, t.proxy_url,
+      t.proxy_from_environment, t.include_usage);
   f += json::dump(t.body) + "|" + std::to_string(t.max_event_bytes);
   for (const auto& [k, v] : t.headers) f += "|h:" + k + "=" + v;
   for (const auto& e : t.accept_encoding) f += "|e:" + e;
@@ -117,8 +118,9 @@ asio::awaitable<void> run_loop(std::shared_ptr<Scheduler::Loop> loop, ResultSink
     boost::system::error_code ec;
     co_await loop->timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
   }
-  spdlog::info("target={} msg=\"probe loop started\" prompts={} interval_s={:.3f}", loop->target.name,
-               loop->prompts.size(), std::chrono::duration<double>(interval).count());
+  spdlog::info("target={} msg=\"probe loop started\" prompts={} interval_s={:.3f}",
+               loop->target.name, loop->prompts.size(),
+               std::chrono::duration<double>(interval).count());
   while (!loop->stopped) {
     std::shuffle(loop->prompts.begin(), loop->prompts.end(), loop->rng);
     for (const auto& prompt : loop->prompts) {
@@ -144,7 +146,8 @@ asio::awaitable<void> run_loop(std::shared_ptr<Scheduler::Loop> loop, ResultSink
     }
     if (loop->stopped) break;
     next += interval;
-    auto at = next + std::chrono::duration_cast<Clock::duration>(interval * (jitter * unit(loop->rng)));
+    auto at =
+        next + std::chrono::duration_cast<Clock::duration>(interval * (jitter * unit(loop->rng)));
     const auto now = Clock::now();
     if (at < now) {
       // The round overran its interval: start the next one now, not a burst of catch-ups.

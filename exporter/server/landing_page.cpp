@@ -52,7 +52,6 @@ constexpr const char* kStyle =
 
 }  // namespace
 
-
 std::string render_landing_page(const std::vector<TargetStatus>& targets,
                                 const std::map<std::string, probe::ProbeResult>& last,
                                 double now_unix) {

@@ -2,11 +2,11 @@
 // for a human checking the sidecar with kubectl port-forward. Pure: values in,
 // HTML out, every value escaped.
 #pragma once
-#include "report/html.hpp"
 #include <map>
 #include <string>
 #include <string_view>
 #include <vector>
+#include "report/html.hpp"
 
 #include "probe/result.hpp"
 #include "server/server.hpp"

@@ -4,12 +4,12 @@
 // a slow scraper never delays a probe. What is served comes from Hooks; the
 // server only speaks HTTP.
 #pragma once
+#include <utility>
 #include <chrono>
 #include <cstddef>
 #include <functional>
 #include <memory>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "report/row_store.hpp"

@@ -11,9 +11,9 @@
 namespace lse::sse {
 
 struct Event {
-  std::string type;   // "event:" field; empty means "message"
-  std::string data;   // data lines joined with '\n' (no trailing '\n')
-  std::string id;     // "id:" field (last event id, sticky per stream as WHATWG says)
+  std::string type;  // "event:" field; empty means "message"
+  std::string data;  // data lines joined with '\n' (no trailing '\n')
+  std::string id;    // "id:" field (last event id, sticky per stream as WHATWG says)
   std::optional<std::uint64_t> retry;  // "retry:" when present in this event
 };
 

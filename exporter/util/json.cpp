@@ -5,11 +5,11 @@
 
 #include <fmt/format.h>
 
+#include <utility>
 #include <cmath>
 #include <iterator>
 #include <stdexcept>
 #include <type_traits>
-#include <utility>
 
 namespace lse::json {
 
@@ -75,27 +75,13 @@ void append_quoted(std::string& out, std::string_view s) {
     const auto c = static_cast<unsigned char>(s[i]);
     const char* esc = nullptr;
     switch (c) {
-      case '"':
-        esc = "\\\"";
-        break;
-      case '\\':
-        esc = "\\\\";
-        break;
-      case '\b':
-        esc = "\\b";
-        break;
-      case '\f':
-        esc = "\\f";
-        break;
-      case '\n':
-        esc = "\\n";
-        break;
-      case '\r':
-        esc = "\\r";
-        break;
-      case '\t':
-        esc = "\\t";
-        break;
+      case '"': esc = "\\\""; break;
+      case '\\': esc = "\\\\"; break;
+      case '\b': esc = "\\b"; break;
+      case '\f': esc = "\\f"; break;
+      case '\n': esc = "\\n"; break;
+      case '\r': esc = "\\r"; break;
+      case '\t': esc = "\\t"; break;
       default:
         if (c >= 0x20) continue;
     }

@@ -2,11 +2,11 @@
 // `body:` from config (merged into the request JSON) and for raw probe rows.
 // Parsing of incoming JSON is simdjson's job (api/, report/), not this file's.
 #pragma once
+#include <utility>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <variant>
 #include <vector>
 

@@ -57,13 +57,19 @@ std::string synthetic_stream() {
       "data: {\"id\":\"chatcmpl-bench0123456789abcdefABCD\",\"object\":\"chat.completion.chunk\","
       "\"created\":1700000000,\"model\":\"bench-model\",\"system_fingerprint\":\"fp_bench\","
       "\"choices\":[{\"index\":0,\"delta\":";
-  const char* words[] = {" Streaming", " answers", " arrive", " chunk", " by", ",", " and", " users"};
-  std::string s = head + "{\"role\":\"assistant\",\"content\":\"\"},\"logprobs\":null,\"finish_reason\":null}]}\n\n";
+  const char* words[] = {" Streaming", " answers", " arrive", " chunk",
+                         " by",        ",",        " and",    " users"};
+  std::string s =
+      head +
+      "{\"role\":\"assistant\",\"content\":\"\"},\"logprobs\":null,\"finish_reason\":null}]}\n\n";
   for (int i = 0; i < 200; ++i)
-    s += head + "{\"content\":\"" + words[i % 8] + "\"},\"logprobs\":null,\"finish_reason\":null}]}\n\n";
+    s += head + "{\"content\":\"" + words[i % 8] +
+         "\"},\"logprobs\":null,\"finish_reason\":null}]}\n\n";
   s += head + "{},\"logprobs\":null,\"finish_reason\":\"stop\"}]}\n\n";
-  s += "data: {\"id\":\"chatcmpl-bench\",\"object\":\"chat.completion.chunk\",\"created\":1700000000,"
-       "\"model\":\"bench-model\",\"choices\":[],\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":200,"
+  s += "data: "
+       "{\"id\":\"chatcmpl-bench\",\"object\":\"chat.completion.chunk\",\"created\":1700000000,"
+       "\"model\":\"bench-model\",\"choices\":[],\"usage\":{\"prompt_tokens\":12,\"completion_"
+       "tokens\":200,"
        "\"total_tokens\":212}}\n\n";
   s += "data: [DONE]\n\n";
   return s;
@@ -82,9 +88,12 @@ std::vector<std::string> per_event_pieces(const std::string& body) {
     std::size_t e = body.find("\n\n", p);
     std::size_t crlf = body.find("\r\n\r\n", p);
     std::size_t end;
-    if (crlf != std::string::npos && (e == std::string::npos || crlf < e)) end = crlf + 4;
-    else if (e != std::string::npos) end = e + 2;
-    else end = body.size();
+    if (crlf != std::string::npos && (e == std::string::npos || crlf < e))
+      end = crlf + 4;
+    else if (e != std::string::npos)
+      end = e + 2;
+    else
+      end = body.size();
     out.push_back(body.substr(p, end - p));
     p = end;
   }
@@ -92,18 +101,21 @@ std::vector<std::string> per_event_pieces(const std::string& body) {
 }
 
 const char* kFixtures[] = {"synthetic", "openai-chat-usage.sse", "vllm-chat-usage.sse",
-                           "deepseek-reasoner-reasoning-content.sse", "openrouter-claude-reasoning.sse"};
+                           "deepseek-reasoner-reasoning-content.sse",
+                           "openrouter-claude-reasoning.sse"};
 
 void run_decode(benchmark::State& state, bool with_json, bool per_event) {
   const std::string body = fixture(kFixtures[state.range(0)]);
   state.SetLabel(kFixtures[state.range(0)]);
-  const std::vector<std::string> pieces = per_event ? per_event_pieces(body) : std::vector<std::string>{body};
+  const std::vector<std::string> pieces =
+      per_event ? per_event_pieces(body) : std::vector<std::string>{body};
   auto adapter = lse::api::make_adapter(lse::api::Dialect::openai_chat, {true, true, true});
   std::size_t events = 0, content = 0;
   // Warm up buffers once so the steady state is what is measured.
   {
     lse::sse::Decoder d;
-    for (const auto& p : pieces) d.feed(p, [&](const lse::sse::Event& ev) { adapter->interpret(ev); });
+    for (const auto& p : pieces)
+      d.feed(p, [&](const lse::sse::Event& ev) { adapter->interpret(ev); });
   }
   std::uint64_t allocs = 0;
   lse::sse::Decoder d;
@@ -126,8 +138,10 @@ void run_decode(benchmark::State& state, bool with_json, bool per_event) {
   }
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * body.size()));
   state.SetItemsProcessed(static_cast<std::int64_t>(events));
-  state.counters["allocs_per_event"] = events ? static_cast<double>(allocs) / static_cast<double>(events) : 0;
-  state.counters["events_per_body"] = static_cast<double>(events) / static_cast<double>(state.iterations());
+  state.counters["allocs_per_event"] =
+      events ? static_cast<double>(allocs) / static_cast<double>(events) : 0;
+  state.counters["events_per_body"] =
+      static_cast<double>(events) / static_cast<double>(state.iterations());
 }
 
 void BM_SseOnly_PerEvent(benchmark::State& s) { run_decode(s, false, true); }
@@ -161,7 +175,8 @@ void BM_NaiveBaseline(benchmark::State& state) {
   }
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * body.size()));
   state.SetItemsProcessed(static_cast<std::int64_t>(events));
-  state.counters["allocs_per_event"] = events ? static_cast<double>(allocs) / static_cast<double>(events) : 0;
+  state.counters["allocs_per_event"] =
+      events ? static_cast<double>(allocs) / static_cast<double>(events) : 0;
 }
 
 constexpr int kNumFixtures = static_cast<int>(sizeof kFixtures / sizeof kFixtures[0]);

@@ -129,7 +129,8 @@ void BM_RenderWhileRecording(benchmark::State& state) {
       f.metrics.record(result_for("target-" + std::to_string(k % f.targets), k));
       ++k;
       recorded.fetch_add(1, std::memory_order_relaxed);
-      std::this_thread::sleep_for(std::chrono::microseconds(200));  // ~5,000 probes/s: far above real rates
+      std::this_thread::sleep_for(
+          std::chrono::microseconds(200));  // ~5,000 probes/s: far above real rates
     }
   });
   for (auto _ : state) {
@@ -147,16 +148,19 @@ struct PlainRegistry {
   std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
   std::size_t series = 0;
   PlainRegistry() {
-    auto& hist = prometheus::BuildHistogram().Name("bench_gap_seconds").Help("h").Register(*registry);
+    auto& hist =
+        prometheus::BuildHistogram().Name("bench_gap_seconds").Help("h").Register(*registry);
     auto& ctr = prometheus::BuildCounter().Name("bench_chunks_total").Help("c").Register(*registry);
-    const prometheus::Histogram::BucketBoundaries b{.005, .01, .02, .03, .05, .075, .1, .15, .2, .25,
-                                                    .3,   .4,  .5,  .75, 1,   1.5,  2,  3,   5,  10};
+    const prometheus::Histogram::BucketBoundaries b{
+        .005, .01, .02, .03, .05, .075, .1, .15, .2, .25, .3, .4, .5, .75, 1, 1.5, 2, 3, 5, 10};
     for (int i = 0; series < kWantedSeries; ++i) {
-      auto& h = hist.Add({{"target", "target-" + std::to_string(i)}, {"model", "m"}, {"prompt", "short"}}, b);
+      auto& h = hist.Add(
+          {{"target", "target-" + std::to_string(i)}, {"model", "m"}, {"prompt", "short"}}, b);
       for (int k = 0; k < 200; ++k) h.Observe(0.02 + 0.001 * (k % 7));
       series += b.size() + 3;
       for (int c = 0; c < 10; ++c)
-        ctr.Add({{"target", "target-" + std::to_string(i)}, {"kind", std::to_string(c)}}).Increment(k_inc);
+        ctr.Add({{"target", "target-" + std::to_string(i)}, {"kind", std::to_string(c)}})
+            .Increment(k_inc);
       series += 10;
     }
   }
@@ -189,8 +193,8 @@ void BM_PromTextSerializer(benchmark::State& state) {
   state.counters["series"] = static_cast<double>(p.series);
 }
 
-void write_labels(std::string& out, const prometheus::ClientMetric& m, const char* extra_name = nullptr,
-                  double extra = 0) {
+void write_labels(std::string& out, const prometheus::ClientMetric& m,
+                  const char* extra_name = nullptr, double extra = 0) {
   out.push_back('{');
   bool first = true;
   for (const auto& l : m.label) {
@@ -200,8 +204,10 @@ void write_labels(std::string& out, const prometheus::ClientMetric& m, const cha
   }
   if (extra_name) {
     if (!first) out.push_back(',');
-    if (std::isinf(extra)) fmt::format_to(std::back_inserter(out), "{}=\"+Inf\"", extra_name);
-    else fmt::format_to(std::back_inserter(out), "{}=\"{}\"", extra_name, extra);
+    if (std::isinf(extra))
+      fmt::format_to(std::back_inserter(out), "{}=\"+Inf\"", extra_name);
+    else
+      fmt::format_to(std::back_inserter(out), "{}=\"{}\"", extra_name, extra);
   }
   out.push_back('}');
 }
@@ -214,8 +220,8 @@ void BM_FmtSerializerFloor(benchmark::State& state) {
     std::string out;
     out.reserve(bytes + bytes / 8);
     for (const auto& f : fams) {
-      fmt::format_to(std::back_inserter(out), "# HELP {} {}\n# TYPE {} {}\n", f.name, f.help, f.name,
-                     f.type == prometheus::MetricType::Histogram ? "histogram" : "counter");
+      fmt::format_to(std::back_inserter(out), "# HELP {} {}\n# TYPE {} {}\n", f.name, f.help,
+                     f.name, f.type == prometheus::MetricType::Histogram ? "histogram" : "counter");
       for (const auto& m : f.metric) {
         if (f.type == prometheus::MetricType::Histogram) {
           for (const auto& b : m.histogram.bucket) {

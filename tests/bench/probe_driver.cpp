@@ -25,18 +25,18 @@
 #include <time.h>
 
 #include <utility>
+#include <algorithm>
+#include <atomic>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
-#include <algorithm>
 #include <map>
 #include <memory>
 #include <new>
@@ -89,9 +89,9 @@ void* operator new[](std::size_t n) {
 }
 void* operator new(std::size_t n, std::align_val_t a) {
   g_allocs.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::aligned_alloc(static_cast<std::size_t>(a), (n + static_cast<std::size_t>(a) - 1) /
-                                                                    static_cast<std::size_t>(a) *
-                                                                    static_cast<std::size_t>(a)))
+  if (void* p = std::aligned_alloc(static_cast<std::size_t>(a),
+                                   (n + static_cast<std::size_t>(a) - 1) /
+                                       static_cast<std::size_t>(a) * static_cast<std::size_t>(a)))
     return p;
   throw std::bad_alloc();
 }
@@ -123,8 +123,8 @@ std::string replace_all(std::string s, const std::string& from, const std::strin
   return s;
 }
 
-lse::config::Target make_target(const std::string& name, const std::string& url, const std::string& ca,
-                                double stall_ms) {
+lse::config::Target make_target(const std::string& name, const std::string& url,
+                                const std::string& ca, double stall_ms) {
   lse::config::Target t;
   t.name = name;
   t.url = url;
@@ -164,7 +164,8 @@ int run_streams(const Args& a) {
   const std::string out_path = a.get("out");
   const double stall_ms = std::stod(a.get("stall-threshold-ms", "250"));
   if (static_cast<int>(urls.size()) < n || out_path.empty()) {
-    std::cerr << "streams: --url-template or --url-list (one URL per stream) and --out are required\n";
+    std::cerr
+        << "streams: --url-template or --url-list (one URL per stream) and --out are required\n";
     return 2;
   }
   asio::io_context io;
@@ -174,10 +175,12 @@ int run_streams(const Args& a) {
   for (int i = 0; i < n; ++i) {
     targets.push_back(make_target("t" + std::to_string(i), urls[static_cast<std::size_t>(i)],
                                   a.get("ca-file"), stall_ms));
-    probers.push_back(std::make_unique<lse::probe::Prober>(io, targets.back(), "bench", "bench-driver"));
+    probers.push_back(
+        std::make_unique<lse::probe::Prober>(io, targets.back(), "bench", "bench-driver"));
   }
   std::ofstream out(out_path);
-  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                           std::chrono::duration<double>(seconds));
   for (int i = 0; i < n; ++i) {
     asio::co_spawn(
         io,
@@ -216,7 +219,8 @@ int run_streams(const Args& a) {
 int run_alloc(const Args& a) {
   const std::string ca = a.get("ca-file");
   const int probes = std::stoi(a.get("probes", "5"));
-  const int cs = std::stoi(a.get("chunks-short", "50")), cl = std::stoi(a.get("chunks-long", "250"));
+  const int cs = std::stoi(a.get("chunks-short", "50")),
+            cl = std::stoi(a.get("chunks-long", "250"));
   asio::io_context io;
   const bool trace = std::getenv("LSE_BENCH_ALLOC_TRACE") != nullptr;
   if (trace) {  // backtrace() allocates when first used: prime it
@@ -263,10 +267,12 @@ int run_alloc(const Args& a) {
   const double per_long = static_cast<double>(ml.allocs) / probes;
   std::printf(
       "{\"probes\":%d,\"ok_short\":%d,\"ok_long\":%d,\"chunks_short\":%.1f,\"chunks_long\":%.1f,"
-      "\"allocs_per_probe_short\":%.1f,\"allocs_per_probe_long\":%.1f,\"allocs_per_extra_chunk\":%.3f,"
+      "\"allocs_per_probe_short\":%.1f,\"allocs_per_probe_long\":%.1f,\"allocs_per_extra_chunk\":%."
+      "3f,"
       "\"cpu_us_per_chunk_long\":%.2f}\n",
-      probes, ms.ok, ml.ok, static_cast<double>(ms.chunks) / probes, static_cast<double>(ml.chunks) / probes,
-      per_short, per_long, (per_long - per_short) / std::max(1, cl - cs),
+      probes, ms.ok, ml.ok, static_cast<double>(ms.chunks) / probes,
+      static_cast<double>(ml.chunks) / probes, per_short, per_long,
+      (per_long - per_short) / std::max(1, cl - cs),
       ml.chunks ? ml.cpu * 1e6 / static_cast<double>(ml.chunks) : 0.0);
   if (trace) {
     // Group by call chain (frames 1..depth) and print the most frequent chains.
@@ -281,9 +287,11 @@ int run_alloc(const Args& a) {
     std::vector<std::pair<int, std::vector<void*>>> order;
     for (auto& [k, v] : sites) order.emplace_back(v.first, k);
     std::sort(order.rbegin(), order.rend());
-    std::fprintf(stderr, "%d allocations during one %d-chunk probe, %zu call chains:\n", n, cl, order.size());
+    std::fprintf(stderr, "%d allocations during one %d-chunk probe, %zu call chains:\n", n, cl,
+                 order.size());
     for (std::size_t i = 0; i < order.size() && i < 12; ++i) {
-      std::fprintf(stderr, "--- %d allocations (last size %zu):\n", order[i].first, sites[order[i].second].second);
+      std::fprintf(stderr, "--- %d allocations (last size %zu):\n", order[i].first,
+                   sites[order[i].second].second);
       backtrace_symbols_fd(order[i].second.data(), static_cast<int>(order[i].second.size()), 2);
     }
   }

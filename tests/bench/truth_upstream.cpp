@@ -50,6 +50,9 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -57,9 +60,6 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
-#include <poll.h>
-#include <pthread.h>
-#include <sched.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -305,7 +305,8 @@ std::size_t dump_records() {
   if (g_log_file.empty()) return all.size();
   std::FILE* f = std::fopen(g_log_file.c_str(), "a");
   if (!f) {
-    std::fprintf(stderr, "truth_upstream: cannot open %s: %s\n", g_log_file.c_str(), std::strerror(errno));
+    std::fprintf(stderr, "truth_upstream: cannot open %s: %s\n", g_log_file.c_str(),
+                 std::strerror(errno));
     return 0;
   }
   for (const auto& r : all) {
@@ -319,10 +320,11 @@ std::size_t dump_records() {
 // ---------------------------------------------------------------- words
 
 constexpr std::string_view kWords[] = {
-    " Streaming", " answers", " arrive", " chunk", " by", " chunk", ",", " and", " users",
-    " feel", " the", " pauses", " between", " them", " more", " than", " the", " averages",
-    ".", " This", " upstream", " sends", " short", " words", " on", " a", " scripted",
-    " clock", " so", " every", " gap", " can", " be", " checked", "."};
+    " Streaming", " answers", " arrive", " chunk",    " by",     " chunk",    ",",
+    " and",       " users",   " feel",   " the",      " pauses", " between",  " them",
+    " more",      " than",    " the",    " averages", ".",       " This",     " upstream",
+    " sends",     " short",   " words",  " on",       " a",      " scripted", " clock",
+    " so",        " every",   " gap",    " can",      " be",     " checked",  "."};
 
 // ---------------------------------------------------------------- connections
 
@@ -403,7 +405,8 @@ class Worker {
       sched_param sp{};
       sp.sched_priority = opt_.rt_priority;
       if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) != 0)
-        std::fprintf(stderr, "truth_upstream: SCHED_FIFO not permitted, running with normal priority\n");
+        std::fprintf(stderr,
+                     "truth_upstream: SCHED_FIFO not permitted, running with normal priority\n");
     }
     epoll_event evs[256];
     for (;;) {
@@ -447,7 +450,9 @@ class Worker {
     if (epoll_ctl(ep_, EPOLL_CTL_ADD, fd, &ev) < 0) die("epoll_ctl add");
   }
 
-  Conn* conn(int fd) { return fd >= 0 && fd < static_cast<int>(conns_.size()) ? conns_[fd].get() : nullptr; }
+  Conn* conn(int fd) {
+    return fd >= 0 && fd < static_cast<int>(conns_.size()) ? conns_[fd].get() : nullptr;
+  }
 
   void arm_timer() {
     while (!timers_.empty()) {
@@ -561,7 +566,8 @@ class Worker {
       tls_out_.clear();
       char buf[16384];
       int n;
-      while ((n = BIO_read(c.wbio, buf, sizeof buf)) > 0) tls_out_.append(buf, static_cast<std::size_t>(n));
+      while ((n = BIO_read(c.wbio, buf, sizeof buf)) > 0)
+        tls_out_.append(buf, static_cast<std::size_t>(n));
       wire = tls_out_;
     }
     if (c.out_off < c.out.size()) {  // backlog: queue behind it
@@ -588,7 +594,8 @@ class Worker {
   void flush(Conn& c) {
     while (c.out_off < c.out.size()) {
       const ns_t at = mono_ns();
-      const ssize_t n = ::send(c.fd, c.out.data() + c.out_off, c.out.size() - c.out_off, MSG_NOSIGNAL);
+      const ssize_t n =
+          ::send(c.fd, c.out.data() + c.out_off, c.out.size() - c.out_off, MSG_NOSIGNAL);
       const ns_t after = mono_ns();
       if (n < 0) {
         if (errno == EAGAIN || errno == EWOULDBLOCK) return;
@@ -597,7 +604,8 @@ class Worker {
       }
       c.out_off += static_cast<std::size_t>(n);
       std::size_t k = 0;
-      for (; k < c.marks.size() && c.marks[k].first <= c.out_off; ++k) stamp_mark(c, c.marks[k].second, at, after);
+      for (; k < c.marks.size() && c.marks[k].first <= c.out_off; ++k)
+        stamp_mark(c, c.marks[k].second, at, after);
       c.marks.erase(c.marks.begin(), c.marks.begin() + static_cast<std::ptrdiff_t>(k));
     }
     c.out.clear();
@@ -610,7 +618,8 @@ class Worker {
     char buf[16384];
     int n;
     std::string tmp;
-    while ((n = BIO_read(c.wbio, buf, sizeof buf)) > 0) tmp.append(buf, static_cast<std::size_t>(n));
+    while ((n = BIO_read(c.wbio, buf, sizeof buf)) > 0)
+      tmp.append(buf, static_cast<std::size_t>(n));
     if (tmp.empty()) return true;
     if (c.out_off < c.out.size()) {
       c.out.append(tmp);
@@ -703,7 +712,8 @@ class Worker {
   static bool iequals(std::string_view a, std::string_view b) {
     if (a.size() != b.size()) return false;
     for (std::size_t i = 0; i < a.size(); ++i)
-      if (std::tolower(static_cast<unsigned char>(a[i])) != std::tolower(static_cast<unsigned char>(b[i])))
+      if (std::tolower(static_cast<unsigned char>(a[i])) !=
+          std::tolower(static_cast<unsigned char>(b[i])))
         return false;
     return true;
   }
@@ -762,7 +772,8 @@ class Worker {
     if (path == "/healthz") return simple_response(c, 200, "text/plain", "ok\n");
     if (path == "/_dump") {
       const std::size_t n = dump_records();
-      return simple_response(c, 200, "application/json", "{\"records\":" + std::to_string(n) + "}\n");
+      return simple_response(c, 200, "application/json",
+                             "{\"records\":" + std::to_string(n) + "}\n");
     }
     std::string spec_text;
     std::string_view rest = path;
@@ -825,7 +836,8 @@ class Worker {
     head += c.close_after ? "Connection: close\r\n\r\n" : "Connection: keep-alive\r\n\r\n";
     if (c.spec.role) {
       event_begin(c);
-      chunk_ += "{\"role\":\"assistant\",\"content\":\"\"},\"logprobs\":null,\"finish_reason\":null}]}";
+      chunk_ +=
+          "{\"role\":\"assistant\",\"content\":\"\"},\"logprobs\":null,\"finish_reason\":null}]}";
       event_end();
       head += chunk_;
     }
@@ -838,8 +850,9 @@ class Worker {
   // chunk_ = "<hex len>\r\ndata: {...,"delta":" (the caller appends the rest, then event_end()).
   void event_begin(Conn& c) {
     payload_.clear();
-    payload_ += "data: {\"id\":\"chatcmpl-bench0123456789abcdefABCD\",\"object\":\"chat.completion.chunk\","
-                "\"created\":1700000000,\"model\":\"";
+    payload_ +=
+        "data: {\"id\":\"chatcmpl-bench0123456789abcdefABCD\",\"object\":\"chat.completion.chunk\","
+        "\"created\":1700000000,\"model\":\"";
     payload_ += c.model;
     payload_ += "\",\"system_fingerprint\":\"fp_bench\",\"choices\":[{\"index\":0,\"delta\":";
     chunk_.clear();
@@ -880,10 +893,12 @@ class Worker {
     event_end();
     tail += chunk_;
     if (c.usage) {
-      payload_ = "data: {\"id\":\"chatcmpl-bench0123456789abcdefABCD\",\"object\":\"chat.completion.chunk\","
-                 "\"created\":1700000000,\"model\":\"" + c.model +
-                 "\",\"choices\":[],\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":" +
-                 std::to_string(n) + ",\"total_tokens\":" + std::to_string(n + 12) + "}}\n\n";
+      payload_ =
+          "data: "
+          "{\"id\":\"chatcmpl-bench0123456789abcdefABCD\",\"object\":\"chat.completion.chunk\","
+          "\"created\":1700000000,\"model\":\"" +
+          c.model + "\",\"choices\":[],\"usage\":{\"prompt_tokens\":12,\"completion_tokens\":" +
+          std::to_string(n) + ",\"total_tokens\":" + std::to_string(n + 12) + "}}\n\n";
       char hex[16];
       const int hl = std::snprintf(hex, sizeof hex, "%zx\r\n", payload_.size());
       tail.append(hex, static_cast<std::size_t>(hl));
@@ -924,7 +939,8 @@ int make_listener(const std::string& host, int port) {
   a.sin_family = AF_INET;
   a.sin_port = htons(static_cast<std::uint16_t>(port));
   if (inet_pton(AF_INET, host.c_str(), &a.sin_addr) != 1) die("bad --host " + host);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) < 0) die("bind: " + std::string(std::strerror(errno)));
+  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) < 0)
+    die("bind: " + std::string(std::strerror(errno)));
   if (listen(fd, 4096) < 0) die("listen");
   return fd;
 }
@@ -937,10 +953,11 @@ int bound_port(int fd) {
 }
 
 void usage() {
-  std::fprintf(stderr,
-               "usage: bench_truth_upstream --port-file F [--host 127.0.0.1] [--port 0] [--threads 2]\n"
-               "       [--tls-cert C --tls-key K] [--log-file L.jsonl] [--spin-us 0] [--max-seconds 3600]\n"
-               "       [--rt-priority 0]\n");
+  std::fprintf(
+      stderr,
+      "usage: bench_truth_upstream --port-file F [--host 127.0.0.1] [--port 0] [--threads 2]\n"
+      "       [--tls-cert C --tls-key K] [--log-file L.jsonl] [--spin-us 0] [--max-seconds 3600]\n"
+      "       [--rt-priority 0]\n");
   std::exit(2);
 }
 
@@ -954,17 +971,28 @@ int main(int argc, char** argv) {
       if (i + 1 >= argc) usage();
       return argv[++i];
     };
-    if (a == "--host") opt.host = val();
-    else if (a == "--port") opt.port = std::atoi(val().c_str());
-    else if (a == "--port-file") opt.port_file = val();
-    else if (a == "--threads") opt.threads = std::max(1, std::atoi(val().c_str()));
-    else if (a == "--tls-cert") opt.cert = val();
-    else if (a == "--tls-key") opt.key = val();
-    else if (a == "--log-file") g_log_file = val();
-    else if (a == "--spin-us") opt.spin_ns = static_cast<ns_t>(std::atof(val().c_str()) * 1000);
-    else if (a == "--max-seconds") opt.max_seconds = std::atof(val().c_str());
-    else if (a == "--rt-priority") opt.rt_priority = std::atoi(val().c_str());
-    else usage();
+    if (a == "--host")
+      opt.host = val();
+    else if (a == "--port")
+      opt.port = std::atoi(val().c_str());
+    else if (a == "--port-file")
+      opt.port_file = val();
+    else if (a == "--threads")
+      opt.threads = std::max(1, std::atoi(val().c_str()));
+    else if (a == "--tls-cert")
+      opt.cert = val();
+    else if (a == "--tls-key")
+      opt.key = val();
+    else if (a == "--log-file")
+      g_log_file = val();
+    else if (a == "--spin-us")
+      opt.spin_ns = static_cast<ns_t>(std::atof(val().c_str()) * 1000);
+    else if (a == "--max-seconds")
+      opt.max_seconds = std::atof(val().c_str());
+    else if (a == "--rt-priority")
+      opt.rt_priority = std::atoi(val().c_str());
+    else
+      usage();
   }
   if (opt.port_file.empty()) usage();
   if (opt.cert.empty() != opt.key.empty()) die("--tls-cert and --tls-key go together");
@@ -998,7 +1026,8 @@ int main(int argc, char** argv) {
   std::vector<std::unique_ptr<Worker>> workers;
   for (int i = 0; i < opt.threads; ++i) {
     g_stores.push_back(std::make_unique<RecordStore>());
-    workers.push_back(std::make_unique<Worker>(i, listeners[static_cast<std::size_t>(i)], ctx, opt, *g_stores.back()));
+    workers.push_back(std::make_unique<Worker>(i, listeners[static_cast<std::size_t>(i)], ctx, opt,
+                                               *g_stores.back()));
   }
   std::vector<std::thread> threads;
   for (auto& w : workers) threads.emplace_back([&w] { w->run(); });
@@ -1011,8 +1040,8 @@ int main(int argc, char** argv) {
     std::fclose(f);
     std::rename(tmp.c_str(), opt.port_file.c_str());
   }
-  std::fprintf(stderr, "truth_upstream: listening on %s:%d threads=%d tls=%d\n", opt.host.c_str(), port,
-               opt.threads, ctx ? 1 : 0);
+  std::fprintf(stderr, "truth_upstream: listening on %s:%d threads=%d tls=%d\n", opt.host.c_str(),
+               port, opt.threads, ctx ? 1 : 0);
 
   const ns_t deadline = mono_ns() + static_cast<ns_t>(opt.max_seconds * 1e9);
   for (;;) {

@@ -52,7 +52,8 @@ ns_t clock_ns(clockid_t id) {
 ns_t realtime_offset() {
   ns_t best = 0, best_width = INT64_MAX;
   for (int k = 0; k < 5; ++k) {
-    const ns_t m1 = clock_ns(CLOCK_MONOTONIC), r = clock_ns(CLOCK_REALTIME), m2 = clock_ns(CLOCK_MONOTONIC);
+    const ns_t m1 = clock_ns(CLOCK_MONOTONIC), r = clock_ns(CLOCK_REALTIME),
+               m2 = clock_ns(CLOCK_MONOTONIC);
     if (m2 - m1 < best_width) {
       best_width = m2 - m1;
       best = r - (m1 + m2) / 2;
@@ -153,10 +154,11 @@ void send_request(Conn& c) {
   c.headers_done = false;
   c.done_seen = false;
   c.buf.clear();
-  std::string req = "POST " + c.url.path + "/chat/completions HTTP/1.1\r\nHost: " + c.url.host + ":" +
-                    std::to_string(c.url.port) +
-                    "\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\nContent-Length: " +
-                    std::to_string(g_request_body.size()) + "\r\n\r\n" + g_request_body;
+  std::string req =
+      "POST " + c.url.path + "/chat/completions HTTP/1.1\r\nHost: " + c.url.host + ":" +
+      std::to_string(c.url.port) +
+      "\r\nContent-Type: application/json\r\nAccept: text/event-stream\r\nContent-Length: " +
+      std::to_string(g_request_body.size()) + "\r\n\r\n" + g_request_body;
   write_all(c, req);
 }
 
@@ -184,7 +186,8 @@ bool scan(Conn& c) {
     }
     static constexpr std::string_view kContent = "\"delta\":{\"content\":\"";
     const auto k = line.find(kContent);
-    if (k != std::string_view::npos && k + kContent.size() < line.size() && line[k + kContent.size()] != '"') {
+    if (k != std::string_view::npos && k + kContent.size() < line.size() &&
+        line[k + kContent.size()] != '"') {
       c.cur.user.push_back(c.last_user);
       c.cur.kern.push_back(c.last_kern);
     }
@@ -210,12 +213,15 @@ int main(int argc, char** argv) {
   } else {
     for (int i = 0; i < n; ++i) {
       std::string u = tmpl;
-      for (auto p = u.find("{i}"); p != std::string::npos; p = u.find("{i}")) u.replace(p, 3, std::to_string(i));
+      for (auto p = u.find("{i}"); p != std::string::npos; p = u.find("{i}"))
+        u.replace(p, 3, std::to_string(i));
       urls.push_back(u);
     }
   }
   if (static_cast<int>(urls.size()) < n || out_path.empty()) {
-    std::fprintf(stderr, "usage: bench_ts_client --url-template U|--url-list F --streams N --seconds S --out F [--ca-file CA]\n");
+    std::fprintf(stderr,
+                 "usage: bench_ts_client --url-template U|--url-list F --streams N --seconds S "
+                 "--out F [--ca-file CA]\n");
     return 2;
   }
   SSL_CTX* ctx = nullptr;
@@ -233,7 +239,8 @@ int main(int argc, char** argv) {
     sockaddr_in sa{};
     sa.sin_family = AF_INET;
     sa.sin_port = htons(static_cast<std::uint16_t>(c->url.port));
-    inet_pton(AF_INET, c->url.host == "localhost" ? "127.0.0.1" : c->url.host.c_str(), &sa.sin_addr);
+    inet_pton(AF_INET, c->url.host == "localhost" ? "127.0.0.1" : c->url.host.c_str(),
+              &sa.sin_addr);
     if (connect(c->fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) < 0) {
       std::perror("connect");
       return 1;
@@ -315,7 +322,8 @@ int main(int argc, char** argv) {
           }
           char pt[16384];
           int m;
-          while ((m = SSL_read(c.ssl, pt, sizeof pt)) > 0) c.buf.append(pt, static_cast<std::size_t>(m));
+          while ((m = SSL_read(c.ssl, pt, sizeof pt)) > 0)
+            c.buf.append(pt, static_cast<std::size_t>(m));
         } else {
           c.buf.append(raw, static_cast<std::size_t>(got));
         }
@@ -339,11 +347,13 @@ int main(int argc, char** argv) {
   std::FILE* f = std::fopen(out_path.c_str(), "w");
   if (!f) return 1;
   for (auto& [i, s] : finished) {
-    std::fprintf(f, "{\"i\":%d,\"ok\":%s,\"start_mono_ns\":%lld,\"user\":[", i, s.ok ? "true" : "false",
-                 static_cast<long long>(s.start));
-    for (std::size_t k = 0; k < s.user.size(); ++k) std::fprintf(f, "%s%lld", k ? "," : "", static_cast<long long>(s.user[k]));
+    std::fprintf(f, "{\"i\":%d,\"ok\":%s,\"start_mono_ns\":%lld,\"user\":[", i,
+                 s.ok ? "true" : "false", static_cast<long long>(s.start));
+    for (std::size_t k = 0; k < s.user.size(); ++k)
+      std::fprintf(f, "%s%lld", k ? "," : "", static_cast<long long>(s.user[k]));
     std::fprintf(f, "],\"kern\":[");
-    for (std::size_t k = 0; k < s.kern.size(); ++k) std::fprintf(f, "%s%lld", k ? "," : "", static_cast<long long>(s.kern[k]));
+    for (std::size_t k = 0; k < s.kern.size(); ++k)
+      std::fprintf(f, "%s%lld", k ? "," : "", static_cast<long long>(s.kern[k]));
     std::fprintf(f, "]}\n");
   }
   std::fclose(f);

@@ -27,7 +27,8 @@ TEST(RunPlan, WarmupsFirstThenShuffledRounds) {
   for (int r = 0; r < 10; ++r) {
     std::set<std::pair<std::size_t, std::size_t>> seen;
     std::vector<std::size_t> order0;
-    for (std::size_t i = 3 + static_cast<std::size_t>(r) * 5; i < 3 + static_cast<std::size_t>(r + 1) * 5; ++i) {
+    for (std::size_t i = 3 + static_cast<std::size_t>(r) * 5;
+         i < 3 + static_cast<std::size_t>(r + 1) * 5; ++i) {
       EXPECT_FALSE(plan[i].warmup);
       EXPECT_EQ(plan[i].round, r);
       seen.insert({plan[i].target, plan[i].prompt});

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <utility>  // before asio awaitable with GCC 12
+#include <atomic>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -14,7 +15,6 @@
 #include <boost/asio/read_until.hpp>
 #include <boost/asio/streambuf.hpp>
 #include <boost/asio/write.hpp>
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <functional>
@@ -40,7 +40,8 @@ std::string chunk(const std::string& payload) {
 }
 
 std::string event(int i) {
-  return chunk("data: {\"choices\":[{\"delta\":{\"content\":\"w" + std::to_string(i) + "\"}}]}\n\n");
+  return chunk("data: {\"choices\":[{\"delta\":{\"content\":\"w" + std::to_string(i) +
+               "\"}}]}\n\n");
 }
 
 // A one-connection HTTP/1.1 server on 127.0.0.1:0 in its own thread: reads
@@ -58,15 +59,16 @@ class Server {
         s.set_option(tcp::no_delay(true));
         asio::streambuf req;
         const std::size_t head = asio::read_until(s, req, "\r\n\r\n");
-        const std::string h(asio::buffers_begin(req.data()), asio::buffers_begin(req.data()) + head);
+        const std::string h(asio::buffers_begin(req.data()),
+                            asio::buffers_begin(req.data()) + head);
         std::size_t length = 0;
         if (auto p = h.find("Content-Length: "); p != std::string::npos)
           length = std::stoul(h.substr(p + 16));
         const std::size_t have = req.size() - head;
         if (length > have) asio::read(s, req, asio::transfer_exactly(length - have));
-        asio::write(s, asio::buffer(std::string(
-                           "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
-                           "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n")));
+        asio::write(s, asio::buffer(
+                           std::string("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                                       "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n")));
         script(s);
         asio::write(s, asio::buffer(std::string("0\r\n\r\n")));
         boost::system::error_code ignored;
@@ -152,7 +154,8 @@ TEST(ClientTimestamp, ArrivalsFollowTheServerWriteSpacing) {
   ASSERT_FALSE(error) << error.detail;
   ASSERT_EQ(reads.size(), static_cast<std::size_t>(kEvents));
   for (int i = 0; i < kEvents; ++i) {
-    EXPECT_EQ(reads[i].data, "data: {\"choices\":[{\"delta\":{\"content\":\"w" + std::to_string(i) + "\"}}]}\n\n");
+    EXPECT_EQ(reads[i].data,
+              "data: {\"choices\":[{\"delta\":{\"content\":\"w" + std::to_string(i) + "\"}}]}\n\n");
     EXPECT_LE(reads[i].arrival, reads[i].after) << i;
     // Loopback: the kernel stamps the segment inside the server's write.
     EXPECT_GE(ms(reads[i].arrival - sent[i]), -1.0) << i;
@@ -218,8 +221,9 @@ TEST(ClientTimestamp, ArrivalsFollowTheServerWriteSpacing) {
   // The read completed ≈ 50 ms after the bytes arrived; the arrival is the kernel's.
   if (r.arrival <= r.after && late >= 45.0 && off >= -1.0 && off <= 2.0)
     return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "completion - arrival " << late << " ms (want >= 45), arrival - sent "
-                                       << off << " ms (want -1..2)";
+  return ::testing::AssertionFailure()
+         << "completion - arrival " << late << " ms (want >= 45), arrival - sent " << off
+         << " ms (want -1..2)";
 }
 
 TEST(ClientTimestamp, BusyThreadStillGetsTheKernelArrival) {

@@ -42,7 +42,8 @@ std::string brotli_compress(const std::string& in) {
   return out;
 }
 
-void expect_roundtrip(const char* encoding, const std::string& compressed, const std::string& plain) {
+void expect_roundtrip(const char* encoding, const std::string& compressed,
+                      const std::string& plain) {
   for (std::size_t piece : {std::size_t{1}, std::size_t{7}, std::size_t{4096}, compressed.size()}) {
     auto dec = make_content_decoder(encoding);
     ASSERT_TRUE(dec);
@@ -56,8 +57,12 @@ void expect_roundtrip(const char* encoding, const std::string& compressed, const
 }  // namespace
 
 TEST(ContentDecoder, Gzip) { expect_roundtrip("gzip", zlib_compress(sample(), 15 + 16), sample()); }
-TEST(ContentDecoder, DeflateZlibWrapped) { expect_roundtrip("deflate", zlib_compress(sample(), 15), sample()); }
-TEST(ContentDecoder, DeflateRaw) { expect_roundtrip("deflate", zlib_compress(sample(), -15), sample()); }
+TEST(ContentDecoder, DeflateZlibWrapped) {
+  expect_roundtrip("deflate", zlib_compress(sample(), 15), sample());
+}
+TEST(ContentDecoder, DeflateRaw) {
+  expect_roundtrip("deflate", zlib_compress(sample(), -15), sample());
+}
 TEST(ContentDecoder, Brotli) { expect_roundtrip("br", brotli_compress(sample()), sample()); }
 
 TEST(ContentDecoder, IdentityIsNoDecoder) {

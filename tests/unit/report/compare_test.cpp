@@ -13,8 +13,10 @@ using testing::planted;
 
 // n probes with TTFT around `ttft` and gaps around `gap`, with a small
 // deterministic spread so the bootstrap has something to resample.
-std::vector<probe::ProbeResult> rows(int n, double ttft, double gap, const std::string& target = "svc",
-                                     const std::string& prompt = "short", double ttft_step = 0.0004) {
+std::vector<probe::ProbeResult> rows(int n, double ttft, double gap,
+                                     const std::string& target = "svc",
+                                     const std::string& prompt = "short",
+                                     double ttft_step = 0.0004) {
   std::vector<probe::ProbeResult> out;
   for (int i = 0; i < n; ++i) {
     std::vector<double> gaps;
@@ -59,7 +61,8 @@ TEST(ReportCompare, TtftMovedGapsDidNot) {
 
 TEST(ReportCompare, BothMoved) {
   const auto c = compare(rows(20, 0.12, 0.020), rows(20, 0.40, 0.040));
-  EXPECT_EQ(c.series.at(0).verdict.rfind("TTFT and gaps both moved", 0), 0u) << c.series.at(0).verdict;
+  EXPECT_EQ(c.series.at(0).verdict.rfind("TTFT and gaps both moved", 0), 0u)
+      << c.series.at(0).verdict;
 }
 
 TEST(ReportCompare, IdenticalRowsMoveNothing) {
@@ -146,7 +149,9 @@ TEST(ReportCompare, FailedRowsAreCountedNotMeasured) {
 TEST(ReportCompare, JsonCarriesIntervalsInMilliseconds) {
   const auto c = compare(rows(20, 0.12, 0.020), rows(20, 0.12, 0.035));
   const std::string j = json::dump(to_json(c, "a", "b"));
-  EXPECT_NE(j.find("\"part\":\"gap_p50\",\"statistic\":\"median\",\"unit\":\"ms\""), std::string::npos) << j;
+  EXPECT_NE(j.find("\"part\":\"gap_p50\",\"statistic\":\"median\",\"unit\":\"ms\""),
+            std::string::npos)
+      << j;
   EXPECT_NE(j.find("\"gaps_moved\":true"), std::string::npos);
   EXPECT_NE(j.find("\"resolution_ms\":1"), std::string::npos);
 }

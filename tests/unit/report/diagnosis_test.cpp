@@ -29,7 +29,8 @@ double number(const Verdict& v, const std::string& name) {
   return 0;
 }
 
-std::vector<probe::ProbeResult> window(int n, double ttft, const std::vector<double>& gaps, double tail = 0) {
+std::vector<probe::ProbeResult> window(int n, double ttft, const std::vector<double>& gaps,
+                                       double tail = 0) {
   std::vector<probe::ProbeResult> w;
   for (int i = 0; i < n; ++i) w.push_back(planted(ttft, gaps, tail));
   return w;

@@ -27,7 +27,8 @@ Summary sample() {
   std::vector<double> gaps = repeat(0.02, 30);
   gaps[10] = 0.4;
   for (int i = 0; i < 5; ++i) rs.push_back(planted(0.1, gaps, 0.01, "svc", "short"));
-  for (int i = 0; i < 3; ++i) rs.push_back(planted(0.2, repeat(0.015, 12), 0.0, "svc", "<b>long</b>"));
+  for (int i = 0; i < 3; ++i)
+    rs.push_back(planted(0.2, repeat(0.015, 12), 0.0, "svc", "<b>long</b>"));
   rs.push_back(failed(probe::FailureReason::truncated, "svc", "<b>long</b>"));
   auto warm = planted(0.1, gaps, 0, "svc", "short");
   warm.warmup = true;

@@ -9,8 +9,9 @@
 
 namespace lse::report::testing {
 
-inline probe::ProbeResult planted(double ttft_s, const std::vector<double>& gaps_s, double tail_s = 0.0,
-                                  const std::string& target = "t", const std::string& prompt = "p",
+inline probe::ProbeResult planted(double ttft_s, const std::vector<double>& gaps_s,
+                                  double tail_s = 0.0, const std::string& target = "t",
+                                  const std::string& prompt = "p",
                                   double stall_threshold_s = 0.25) {
   using probe::TimePoint;
   auto at = [](double s) {

@@ -14,7 +14,8 @@ namespace lse::report {
 namespace {
 
 std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / ("lse-rows-file-test-" + std::to_string(::getpid()) + "-" + name))
+  return (std::filesystem::temp_directory_path() /
+          ("lse-rows-file-test-" + std::to_string(::getpid()) + "-" + name))
       .string();
 }
 
@@ -69,7 +70,8 @@ TEST(ReportRowsFile, MissingFile) {
     read_rows_file("/nonexistent/rows.jsonl");
     FAIL() << "no error";
   } catch (const RowsFileError& e) {
-    EXPECT_STREQ(e.what(), "/nonexistent/rows.jsonl: cannot read rows file: No such file or directory");
+    EXPECT_STREQ(e.what(),
+                 "/nonexistent/rows.jsonl: cannot read rows file: No such file or directory");
   }
   EXPECT_THROW(RowsWriter("/nonexistent/dir/rows.jsonl"), RowsFileError);
 }

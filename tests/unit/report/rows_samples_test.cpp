@@ -50,7 +50,8 @@ TEST(ReportRowsSamples, MalformedLineThree) {
     read_rows_file(kRows + "malformed.jsonl");
     FAIL() << "no error";
   } catch (const RowsFileError& e) {
-    EXPECT_EQ(std::string(e.what()).rfind(kRows + "malformed.jsonl:3: not a probe row: ", 0), 0u) << e.what();
+    EXPECT_EQ(std::string(e.what()).rfind(kRows + "malformed.jsonl:3: not a probe row: ", 0), 0u)
+        << e.what();
   }
 }
 

@@ -33,7 +33,8 @@ std::vector<probe::ProbeResult> experiment() {
   auto warm = planted(9.0, repeat(0.02, 5), 0, "svc", "short");
   warm.warmup = true;
   rs.push_back(warm);
-  for (int i = 1; i <= 20; ++i) rs.push_back(planted(0.1 * i, repeat(0.02, 10), 0.005, "svc", "short"));
+  for (int i = 1; i <= 20; ++i)
+    rs.push_back(planted(0.1 * i, repeat(0.02, 10), 0.005, "svc", "short"));
   for (int i = 0; i < 5; ++i) rs.push_back(planted(0.2, repeat(0.03, 3), 0, "svc", "long"));
   rs.push_back(failed(probe::FailureReason::timeout_idle, "svc", "long"));
   rs.push_back(failed(probe::FailureReason::connect, "other", "short"));
@@ -55,9 +56,9 @@ TEST(ReportSummary, GroupsInGivenOrderAndSkipsWarmup) {
   const auto& shortp = s.series[1];
   EXPECT_EQ(shortp.runs, 20u);
   const Spread& ttft = shortp.field(Field::ttft);
-  EXPECT_NEAR(ttft.p50, 1.0, 1e-9);   // 10th of 0.1..2.0
-  EXPECT_NEAR(ttft.p95, 1.9, 1e-9);   // 19th
-  EXPECT_NEAR(ttft.max, 2.0, 1e-9);   // the 9 s warmup is not in it
+  EXPECT_NEAR(ttft.p50, 1.0, 1e-9);  // 10th of 0.1..2.0
+  EXPECT_NEAR(ttft.p95, 1.9, 1e-9);  // 19th
+  EXPECT_NEAR(ttft.max, 2.0, 1e-9);  // the 9 s warmup is not in it
   EXPECT_EQ(shortp.field(Field::chunks).p50, 11);
   EXPECT_NEAR(shortp.field(Field::tail).p50, 0.005, 1e-9);
   EXPECT_EQ(shortp.field(Field::tokens_per_second).n, 0u);  // no usage
@@ -70,14 +71,18 @@ TEST(ReportSummary, GroupsInGivenOrderAndSkipsWarmup) {
 TEST(ReportSummary, TableNamesEveryFieldAndTheFailures) {
   const Summary s = summarize(experiment(), {});
   const std::string t = render_table(s);
-  for (const char* f : {"ttft", "duration", "tail", "chunks", "stalls", "gap_p50", "gap_p95", "gap_max", "tokens/s"})
+  for (const char* f : {"ttft", "duration", "tail", "chunks", "stalls", "gap_p50", "gap_p95",
+                        "gap_max", "tokens/s"})
     EXPECT_NE(t.find(std::string("\n  ") + f + " "), std::string::npos) << f;
-  EXPECT_NE(t.find("target other  model m  prompt short  (1 run, 0 ok)\n  no successful run: nothing measured"),
+  EXPECT_NE(t.find("target other  model m  prompt short  (1 run, 0 ok)\n  no successful run: "
+                   "nothing measured"),
             std::string::npos)
       << t;
-  EXPECT_NE(t.find("failures: connect 1 (first: connect 127.0.0.1: Connection refused)"), std::string::npos);
-  EXPECT_NE(t.find("total: 27 runs, 25 ok, 2 failed (connect 1, timeout_idle 1); 1 warmup run discarded"),
-            std::string::npos)
+  EXPECT_NE(t.find("failures: connect 1 (first: connect 127.0.0.1: Connection refused)"),
+            std::string::npos);
+  EXPECT_NE(
+      t.find("total: 27 runs, 25 ok, 2 failed (connect 1, timeout_idle 1); 1 warmup run discarded"),
+      std::string::npos)
       << t;
   EXPECT_NE(t.find("diagnosis: no verdict"), std::string::npos);  // "other" has no successful probe
 }
