@@ -13,6 +13,7 @@
 namespace lse::api {
 
 enum class Dialect { openai_chat, openai_completions };
+inline constexpr Dialect kAllDialects[] = {Dialect::openai_chat, Dialect::openai_completions};
 std::optional<Dialect> parse_dialect(std::string_view name);  // "openai-chat", ...
 std::string_view dialect_name(Dialect d);
 
@@ -21,6 +22,8 @@ struct CountSet {
   bool content = true;
   bool reasoning = false;   // reasoning_content / reasoning
   bool tool_calls = false;  // tool_calls[].function.arguments
+
+  bool operator==(const CountSet&) const = default;
 };
 
 struct RequestSpec {

@@ -1,48 +1,50 @@
-// spdlog formatter for logfmt and JSON lines.
+// spdlog formatter for logfmt and JSON lines (see logging.hpp).
 #include "cli/logging.hpp"
 
+#include <fmt/format.h>
 #include <spdlog/formatter.h>
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
-#include <chrono>
-#include <ctime>
-
 #include "util/json.hpp"
+#include "util/wall_clock.hpp"
 
 namespace lse::cli {
-namespace {
 
-std::string timestamp(spdlog::log_clock::time_point tp) {
-  const auto secs = std::chrono::time_point_cast<std::chrono::seconds>(tp);
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(tp - secs).count();
-  const std::time_t t = spdlog::log_clock::to_time_t(tp);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[40];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  return std::string(buf) + "." + (ms < 100 ? (ms < 10 ? "00" : "0") : "") + std::to_string(ms) +
-         "Z";
+std::string log_timestamp(std::chrono::system_clock::time_point time) {
+  const auto secs = std::chrono::floor<std::chrono::seconds>(time);
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(time - secs).count();
+  const auto unix_seconds = static_cast<double>(secs.time_since_epoch().count());
+  return fmt::format("{}.{:03}Z", wall_clock::format_utc(unix_seconds, "%Y-%m-%dT%H:%M:%S"), ms);
 }
+
+std::string format_logfmt_line(std::string_view level, std::chrono::system_clock::time_point time,
+                               std::string_view message) {
+  return fmt::format("ts={} level={} {}\n", log_timestamp(time), level, message);
+}
+
+std::string format_json_line(std::string_view level, std::chrono::system_clock::time_point time,
+                             std::string_view message) {
+  std::string line = "{\"ts\":\"" + log_timestamp(time) + "\",\"level\":";
+  json::append_quoted(line, level);
+  line += ",\"msg\":";
+  json::append_quoted(line, message);
+  line += "}\n";
+  return line;
+}
+
+namespace {
 
 class LineFormatter final : public spdlog::formatter {
  public:
   explicit LineFormatter(bool json) : json_(json) {}
   void format(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) override {
-    const std::string level(spdlog::level::to_string_view(msg.level).data(),
-                            spdlog::level::to_string_view(msg.level).size());
-    const std::string text(msg.payload.data(), msg.payload.size());
-    std::string line;
-    if (json_) {
-      line = "{\"ts\":\"" + timestamp(msg.time) + "\",\"level\":";
-      json::append_quoted(line, level);
-      line += ",\"msg\":";
-      json::append_quoted(line, text);
-      line += "}\n";
-    } else {
-      line = "ts=" + timestamp(msg.time) + " level=" + level + " " + text + "\n";
-    }
+    const auto level = spdlog::level::to_string_view(msg.level);
+    const std::string_view level_text(level.data(), level.size());
+    const std::string_view text(msg.payload.data(), msg.payload.size());
+    const std::string line = json_ ? format_json_line(level_text, msg.time, text)
+                                   : format_logfmt_line(level_text, msg.time, text);
     dest.append(line.data(), line.data() + line.size());
   }
   std::unique_ptr<spdlog::formatter> clone() const override {

@@ -19,24 +19,25 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
 #include <random>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
 #include "config/config.hpp"
-#include "http/url.hpp"
+#include "net/url.hpp"
 #include "probe/prober.hpp"
 #include "report/format.hpp"
 #include "report/html.hpp"
 #include "report/rows_file.hpp"
 #include "report/summary.hpp"
 #include "util/json.hpp"
+#include "util/wall_clock.hpp"
 
 namespace lse::cli {
 
@@ -54,19 +55,6 @@ constexpr int kExitInterrupted = 130;
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
-
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-std::string utc_stamp() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
-  return buf;
-}
 
 std::string clock_text(double seconds) {
   const auto s = static_cast<long>(std::lround(std::max(0.0, seconds)));
@@ -164,7 +152,7 @@ Experiment from_environment(const Positionals& pos) {
         "(and MC_MODEL, MC_API_KEY) and pass prompt files");
   if (model.empty())
     throw UsageError("MC_BASE_URL is set but MC_MODEL is not: set the model name to probe");
-  const auto url = http::parse_url(base);
+  const auto url = net::parse_url(base);
   if (!url) throw UsageError(fmt::format("MC_BASE_URL is not an http(s) URL: '{}'", base));
   if (pos.files.empty())
     throw UsageError(
@@ -173,7 +161,7 @@ Experiment from_environment(const Positionals& pos) {
   config::Target t;  // the config defaults (config.hpp) are the defaults here too
   t.name = url->host;
   t.url = base;
-  t.api = "openai-chat";
+  t.api = api::Dialect::openai_chat;
   t.model = model;
   if (!key.empty()) {
     t.auth.kind = config::Auth::Kind::bearer;
@@ -222,6 +210,14 @@ class Progress {
     std::fprintf(stderr, "\r\x1b[K%s", line.c_str());
     std::fflush(stderr);
     drawn_ = true;
+  }
+
+  // A line of its own (e.g. a write error) between progress lines.
+  void note(const std::string& line) {
+    if (tty_ && drawn_) std::fprintf(stderr, "\r\x1b[K");
+    std::fprintf(stderr, "%s\n", line.c_str());
+    drawn_ = false;
+    redraw();
   }
 
   void finish() {
@@ -315,7 +311,10 @@ class Runner {
         std::count_if(plan_.begin(), plan_.end(), [](const PlanItem& p) { return !p.warmup; }));
   }
   std::size_t measured_done() const { return measured_done_; }
-  const std::string& write_error() const { return write_error_; }
+  // Rows that could not be appended, and the distinct reasons (each was
+  // printed once on stderr when it first happened).
+  std::size_t rows_failed() const { return rows_failed_; }
+  const std::set<std::string>& write_errors() const { return write_errors_; }
 
  private:
   asio::awaitable<void> worker(std::size_t w) {
@@ -328,16 +327,23 @@ class Runner {
       r.warmup = item.warmup;
       if (!item.warmup) {
         ++measured_done_;
-        if (write_error_.empty()) {
-          try {
-            rows_.append(r);
-          } catch (const std::exception& e) {
-            write_error_ = e.what();  // keep probing; reported at the end
-          }
-        }
+        write_row(r);
       }
       results_.push_back(r);
       progress_.completed(r, item);
+    }
+  }
+
+  // A row that cannot be written (disk full, permission) does not stop the
+  // experiment: probing goes on, every later row is tried again (space may
+  // come back), each distinct error is printed once, and the end of the run
+  // says how many rows are missing (exit 1).
+  void write_row(const probe::ProbeResult& r) {
+    try {
+      rows_.append(r);
+    } catch (const std::exception& e) {
+      ++rows_failed_;
+      if (write_errors_.insert(e.what()).second) progress_.note(fmt::format("run: {}", e.what()));
     }
   }
 
@@ -379,7 +385,8 @@ class Runner {
   bool stopping_ = false;
   int stopped_by_ = 0;
   std::exception_ptr error_;
-  std::string write_error_;
+  std::size_t rows_failed_ = 0;
+  std::set<std::string> write_errors_;
   std::vector<probe::ProbeResult> results_;
 };
 
@@ -473,7 +480,9 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
           ->check(CLI::Range(0, 1000000));
   cmd->add_option("--stall-threshold", o.stall_threshold,
                   "gap that counts as a stall, e.g. 250ms (default: the target's)");
-  cmd->add_option("--out", o.out, "raw rows file, appended (default lse-rows-<UTC time>.jsonl)");
+  cmd->add_option("--out", o.out,
+                  "raw rows file, appended (default lse-rows-<UTC time>.jsonl); a row that "
+                  "cannot be written is reported on stderr and the run exits 1");
   cmd->add_option("--report", o.report, "write a self-contained HTML report here");
   cmd->add_option("--seed", o.seed, "seed of the prompt-order shuffle (default: random, printed)");
   cmd->add_option("--concurrency", o.concurrency,
@@ -484,136 +493,176 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
   return cmd;
 }
 
-int run_command(const RunOptions& o, const std::string& user_agent, const std::string& host) {
+namespace {
+
+// Everything decided before the first probe.
+struct RunSetup {
   Experiment ex;
   std::uint64_t seed = 0;
   std::vector<PlanItem> plan;
   std::unique_ptr<report::RowsWriter> rows;
-  try {
-    const Positionals pos = split_positionals(o.positional);
-    if (pos.runs && o.runs_flag && o.runs_flag->count() && pos.runs != o.runs)
-      throw UsageError(
-          fmt::format("the run count is given twice ({} and --runs {})", pos.runs, o.runs));
-    ex = o.config_path.empty() ? from_environment(pos) : from_config(o, pos);
-    ex.runs = pos.runs ? pos.runs : o.runs;
-    if (!o.stall_threshold.empty()) {
-      const auto d = config::parse_duration(o.stall_threshold);
-      if (!d || *d <= config::Duration::zero())
-        throw UsageError(fmt::format(
-            "--stall-threshold '{}' is not a positive duration (e.g. 250ms)", o.stall_threshold));
-      for (auto& t : ex.targets) t.stall_threshold = *d;
-    }
-    const bool warmup_given = (o.warmup_flag && o.warmup_flag->count()) || o.config_path.empty();
-    std::vector<int> warmup;
-    for (auto& t : ex.targets) {
-      if (warmup_given) t.warmup = o.warmup;
-      warmup.push_back(t.warmup);
-    }
-    if (o.seed.empty()) {
-      seed = std::random_device{}();
-      seed = (seed << 32) ^ std::random_device{}();
-    } else {
-      try {
-        std::size_t used = 0;
-        seed = std::stoull(o.seed, &used, 0);
-        if (used != o.seed.size()) throw std::invalid_argument("trailing");
-      } catch (const std::exception&) {
-        throw UsageError(fmt::format("--seed '{}' is not an unsigned integer", o.seed));
-      }
-    }
-    std::vector<std::size_t> prompt_counts;
-    for (const auto& ps : ex.prompts) prompt_counts.push_back(ps.size());
-    plan = build_plan(prompt_counts, ex.runs, warmup, seed);
-    const std::string out = o.out.empty() ? "lse-rows-" + utc_stamp() + ".jsonl" : o.out;
-    try {
-      rows = std::make_unique<report::RowsWriter>(out);
-    } catch (const std::exception& e) {
-      throw UsageError(e.what());
-    }
-  } catch (const UsageError& e) {
-    std::cerr << "run: " << e.what() << "\n";
-    return kExitUsage;
-  }
+  std::size_t warmups = 0, measured = 0;
+};
 
-  std::size_t warmups = 0;
-  for (const auto& p : plan) warmups += p.warmup;
-  const std::size_t measured = plan.size() - warmups;
+// --stall-threshold and --warmup over the targets; returns the warmup per target.
+std::vector<int> apply_overrides(const RunOptions& o, Experiment& ex) {
+  if (!o.stall_threshold.empty()) {
+    const auto d = config::parse_duration(o.stall_threshold);
+    if (!d || *d <= config::Duration::zero())
+      throw UsageError(fmt::format("--stall-threshold '{}' is not a positive duration (e.g. 250ms)",
+                                   o.stall_threshold));
+    for (auto& t : ex.targets) t.stall_threshold = *d;
+  }
+  const bool warmup_given = (o.warmup_flag && o.warmup_flag->count()) || o.config_path.empty();
+  std::vector<int> warmup;
+  for (auto& t : ex.targets) {
+    if (warmup_given) t.warmup = o.warmup;
+    warmup.push_back(t.warmup);
+  }
+  return warmup;
+}
+
+std::uint64_t seed_of(const RunOptions& o) {
+  if (o.seed.empty()) {
+    std::uint64_t seed = std::random_device{}();
+    return (seed << 32) ^ std::random_device{}();
+  }
+  try {
+    std::size_t used = 0;
+    const std::uint64_t seed = std::stoull(o.seed, &used, 0);
+    if (used != o.seed.size()) throw std::invalid_argument("trailing");
+    return seed;
+  } catch (const std::exception&) {
+    throw UsageError(fmt::format("--seed '{}' is not an unsigned integer", o.seed));
+  }
+}
+
+std::unique_ptr<report::RowsWriter> open_rows(const RunOptions& o) {
+  const std::string out =
+      o.out.empty()
+          ? "lse-rows-" + wall_clock::format_utc(wall_clock::unix_now(), "%Y%m%dT%H%M%SZ") +
+                ".jsonl"
+          : o.out;
+  try {
+    return std::make_unique<report::RowsWriter>(out);
+  } catch (const std::exception& e) {
+    throw UsageError(e.what());
+  }
+}
+
+// Plan: the experiment from config or environment, the options over it, the
+// shuffled plan and the rows file. Throws UsageError.
+RunSetup plan_run(const RunOptions& o) {
+  RunSetup s;
+  const Positionals pos = split_positionals(o.positional);
+  if (pos.runs && o.runs_flag && o.runs_flag->count() && pos.runs != o.runs)
+    throw UsageError(
+        fmt::format("the run count is given twice ({} and --runs {})", pos.runs, o.runs));
+  s.ex = o.config_path.empty() ? from_environment(pos) : from_config(o, pos);
+  s.ex.runs = pos.runs ? pos.runs : o.runs;
+  const std::vector<int> warmup = apply_overrides(o, s.ex);
+  s.seed = seed_of(o);
+  std::vector<std::size_t> prompt_counts;
+  for (const auto& ps : s.ex.prompts) prompt_counts.push_back(ps.size());
+  s.plan = build_plan(prompt_counts, s.ex.runs, warmup, s.seed);
+  for (const auto& p : s.plan) s.warmups += p.warmup;
+  s.measured = s.plan.size() - s.warmups;
+  s.rows = open_rows(o);
+  return s;
+}
+
+void announce(const RunSetup& s, const RunOptions& o) {
   std::size_t series = 0;
-  for (const auto& ps : ex.prompts) series += ps.size();
+  for (const auto& ps : s.ex.prompts) series += ps.size();
   std::fprintf(
       stderr,
       "run: %zu target%s, %zu target×prompt series, %d run%s each (%zu probes + %zu warmup), "
       "concurrency %d, seed %llu; rows -> %s\n",
-      ex.targets.size(), ex.targets.size() == 1 ? "" : "s", series, ex.runs,
-      ex.runs == 1 ? "" : "s", measured, warmups, o.concurrency,
-      static_cast<unsigned long long>(seed), rows->path().c_str());
+      s.ex.targets.size(), s.ex.targets.size() == 1 ? "" : "s", series, s.ex.runs,
+      s.ex.runs == 1 ? "" : "s", s.measured, s.warmups, o.concurrency,
+      static_cast<unsigned long long>(s.seed), s.rows->path().c_str());
   std::fflush(stderr);
+}
 
-  Progress progress(measured, warmups, isatty(STDERR_FILENO) == 1);
-  const double started = unix_now();
-  int signal = 0;
+// What the probing left: results, the stopping signal (or 0), and timing.
+struct Probed {
+  std::unique_ptr<Progress> progress;  // outlives the runner, which reports to it
   std::unique_ptr<Runner> runner;
-  try {
-    runner = std::make_unique<Runner>(ex, plan, o.concurrency, user_agent, host, *rows, progress);
-    signal = runner->run();
-  } catch (const UsageError& e) {
-    std::cerr << "run: " << e.what() << "\n";
-    return kExitUsage;
-  }
-  const double elapsed = progress.elapsed();
+  int signal = 0;
+  double started_unix = 0, elapsed = 0;
+};
 
-  const report::Summary summary = report::summarize(runner->results(), ex.thresholds, ex.order);
+// Probe: drive the plan. Throws UsageError (a target the prober rejects).
+Probed probe_all(const RunSetup& s, const RunOptions& o, const std::string& user_agent,
+                 const std::string& host) {
+  Probed p;
+  p.progress = std::make_unique<Progress>(s.measured, s.warmups, isatty(STDERR_FILENO) == 1);
+  p.started_unix = wall_clock::unix_now();
+  p.runner =
+      std::make_unique<Runner>(s.ex, s.plan, o.concurrency, user_agent, host, *s.rows, *p.progress);
+  p.signal = p.runner->run();
+  p.elapsed = p.progress->elapsed();
+  return p;
+}
+
+void print_summary(const report::Summary& summary, const RunSetup& s, const RunOptions& o,
+                   const Probed& p) {
   if (o.format == "json") {
     json::Value doc = report::to_json(summary);
-    doc.set("seed", std::to_string(seed));
-    doc.set("rows_file", rows->path());
+    doc.set("seed", std::to_string(s.seed));
+    doc.set("rows_file", s.rows->path());
     doc.set("report_file", o.report);
-    doc.set("interrupted", signal != 0);
-    doc.set("elapsed_seconds", elapsed);
+    doc.set("interrupted", p.signal != 0);
+    doc.set("elapsed_seconds", p.elapsed);
     std::cout << json::dump(doc) << "\n";
   } else {
     std::cout << report::render_table(summary);
   }
   std::cout.flush();
+}
 
-  int code = kExitOk;
-  if (!o.report.empty()) {
-    report::ReportMeta meta;
-    meta.title = fmt::format("llm-stream-exporter run · {}", host);
-    meta.command = describe_command(o, ex, seed);
-    meta.host = host;
-    meta.started_unix = started;
-    meta.elapsed_seconds = elapsed;
-    meta.seed = std::to_string(seed);
-    meta.concurrency = o.concurrency;
-    meta.interrupted = signal != 0;
-    meta.thresholds = ex.thresholds;
-    meta.gap_buckets = ex.gap_buckets;
-    try {
-      write_file_atomically(o.report, report::render_html(summary, meta));
-      std::fprintf(stderr, "run: report -> %s\n", o.report.c_str());
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "run: %s\n", e.what());
-      code = kExitNoData;
-    }
+// The HTML report, when asked for. Returns false when it cannot be written.
+bool write_report(const report::Summary& summary, const RunSetup& s, const RunOptions& o,
+                  const Probed& p, const std::string& host) {
+  if (o.report.empty()) return true;
+  report::ReportMeta meta;
+  meta.title = fmt::format("llm-stream-exporter run · {}", host);
+  meta.command = describe_command(o, s.ex, s.seed);
+  meta.host = host;
+  meta.started_unix = p.started_unix;
+  meta.elapsed_seconds = p.elapsed;
+  meta.seed = std::to_string(s.seed);
+  meta.concurrency = o.concurrency;
+  meta.interrupted = p.signal != 0;
+  meta.thresholds = s.ex.thresholds;
+  meta.gap_buckets = s.ex.gap_buckets;
+  try {
+    write_file_atomically(o.report, report::render_html(summary, meta));
+    std::fprintf(stderr, "run: report -> %s\n", o.report.c_str());
+    return true;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "run: %s\n", e.what());
+    return false;
   }
-  if (!runner->write_error().empty()) {
-    std::fprintf(stderr, "run: rows stopped being written: %s\n", runner->write_error().c_str());
-    code = kExitNoData;
-  }
-  if (signal != 0) {
-    std::fprintf(stderr,
-                 "run: interrupted by %s after %zu of %zu runs: in-flight probes canceled, %zu "
-                 "rows kept in %s\n",
-                 signal == SIGINT ? "SIGINT" : "SIGTERM", runner->measured_done(),
-                 runner->planned_measured(), rows->rows_written(), rows->path().c_str());
-    return kExitInterrupted;
-  }
-  auto reasons_of = [](const std::map<std::string, std::size_t>& failures) {
-    std::string out;
-    for (const auto& [reason, n] : failures)
-      out += fmt::format("{}{} {}", out.empty() ? "" : ", ", reason, n);
-    return out;
+}
+
+// Rows that never reached the file: one closing line (each distinct error
+// was printed when it first happened). Returns false when any is missing.
+bool report_row_errors(const Runner& runner, const report::RowsWriter& rows) {
+  if (runner.rows_failed() == 0) return true;
+  const std::size_t distinct = runner.write_errors().size();
+  std::fprintf(stderr,
+               "run: error: %zu of %zu rows could not be written to %s (%zu distinct error%s, "
+               "shown above)\n",
+               runner.rows_failed(), runner.rows_failed() + rows.rows_written(),
+               rows.path().c_str(), distinct, distinct == 1 ? "" : "s");
+  return false;
+}
+
+// Series where nothing was measured. Returns false when there is one.
+bool report_empty_series(const report::Summary& summary) {
+  auto first_of = [](const std::string& example) {
+    return example.empty() ? std::string() : "; first: " + example;
   };
   if (summary.runs > 0 && summary.ok == 0) {
     std::string first;
@@ -622,22 +671,58 @@ int run_command(const RunOptions& o, const std::string& user_agent, const std::s
     std::fprintf(stderr,
                  "run: error: all %zu runs failed (%s%s): nothing was measured; is the endpoint "
                  "reachable?\n",
-                 summary.runs, reasons_of(summary.failures).c_str(),
-                 first.empty() ? "" : ("; first: " + first).c_str());
-    code = kExitNoData;
-  } else {
-    for (const auto& s : summary.series) {
-      if (s.runs == 0 || s.ok > 0) continue;
-      std::fprintf(
-          stderr,
-          "run: error: every run of target %s prompt %s failed (%s%s): nothing was measured\n",
-          s.target.c_str(), s.prompt.c_str(), reasons_of(s.failures).c_str(),
-          s.failure_example.empty() ? "" : ("; first: " + s.failure_example).c_str());
-      code = kExitNoData;
-    }
+                 summary.runs, summary.failures_text.c_str(), first_of(first).c_str());
+    return false;
   }
-  std::fprintf(stderr, "run: %zu rows in %s\n", rows->rows_written(), rows->path().c_str());
+  bool all_measured = true;
+  for (const auto& s : summary.series) {
+    if (s.runs == 0 || s.ok > 0) continue;
+    std::fprintf(
+        stderr,
+        "run: error: every run of target %s prompt %s failed (%s%s): nothing was measured\n",
+        s.target.c_str(), s.prompt.c_str(), s.failures_text.c_str(),
+        first_of(s.failure_example).c_str());
+    all_measured = false;
+  }
+  return all_measured;
+}
+
+// Summarize and render; then the closing lines on stderr and the exit code.
+int finish_run(const RunSetup& s, const RunOptions& o, const Probed& p, const std::string& host) {
+  const Runner& runner = *p.runner;
+  const report::Summary summary =
+      report::summarize(p.runner->results(), s.ex.thresholds, s.ex.order);
+  print_summary(summary, s, o, p);
+  int code = kExitOk;
+  if (!write_report(summary, s, o, p, host)) code = kExitNoData;
+  if (!report_row_errors(runner, *s.rows)) code = kExitNoData;
+  if (p.signal != 0) {
+    std::fprintf(stderr,
+                 "run: interrupted by %s after %zu of %zu runs: in-flight probes canceled, %zu "
+                 "rows kept in %s\n",
+                 p.signal == SIGINT ? "SIGINT" : "SIGTERM", runner.measured_done(),
+                 runner.planned_measured(), s.rows->rows_written(), s.rows->path().c_str());
+    return kExitInterrupted;
+  }
+  if (!report_empty_series(summary)) code = kExitNoData;
+  std::fprintf(stderr, "run: %zu rows in %s\n", s.rows->rows_written(), s.rows->path().c_str());
   return code;
+}
+
+}  // namespace
+
+int run_command(const RunOptions& o, const std::string& user_agent, const std::string& host) {
+  RunSetup setup;
+  Probed probed;
+  try {
+    setup = plan_run(o);
+    announce(setup, o);
+    probed = probe_all(setup, o, user_agent, host);
+  } catch (const UsageError& e) {
+    std::cerr << "run: " << e.what() << "\n";
+    return kExitUsage;
+  }
+  return finish_run(setup, o, probed, host);
 }
 
 }  // namespace lse::cli

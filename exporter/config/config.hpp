@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/adapter.hpp"
 #include "util/json.hpp"
 
 namespace lse::config {
@@ -37,12 +38,8 @@ struct Timeouts {
   Duration first_token = std::chrono::seconds(30);
   Duration idle = std::chrono::seconds(30);
   Duration total = std::chrono::seconds(180);
-};
 
-struct CountSet {
-  bool content = true;
-  bool reasoning = false;
-  bool tool_calls = false;
+  bool operator==(const Timeouts&) const = default;
 };
 
 // Secret material: the value is resolved at load time; `source` says where it
@@ -50,12 +47,16 @@ struct CountSet {
 struct Secret {
   std::string value;
   std::string source;
+
+  bool operator==(const Secret&) const = default;
 };
 
 struct Auth {
   enum class Kind { none, bearer, header } kind = Kind::none;
   std::string header_name = "Authorization";  // for Kind::header
   Secret secret;
+
+  bool operator==(const Auth&) const = default;
 };
 
 struct Tls {
@@ -64,12 +65,16 @@ struct Tls {
   std::string key_file;
   std::string server_name;  // SNI + verification name override
   bool insecure_skip_verify = false;
+
+  bool operator==(const Tls&) const = default;
 };
 
 struct Prompt {
   std::string name;
   std::string text;
   std::string source;  // "inline" or the file path
+
+  bool operator==(const Prompt&) const = default;
 };
 
 struct Buckets {  // DESIGN §3 defaults; each overridable under `buckets:`
@@ -82,6 +87,8 @@ struct Buckets {  // DESIGN §3 defaults; each overridable under `buckets:`
                            15,  20, 30,  45, 60, 90, 120, 180, 300};
   std::vector<double> phase{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30};
   std::vector<double> tokens_per_second{1, 2, 5, 10, 20, 30, 50, 75, 100, 150, 200, 300, 500, 1000};
+
+  bool operator==(const Buckets&) const = default;
 };
 
 // Thresholds of the four-shape diagnosis (DESIGN §7).
@@ -93,12 +100,27 @@ struct DiagnosisThresholds {
   double long_answer_duration_seconds = 20.0;  // duration p50 above this with flat gaps
   double spread_ratio = 2.0;                   // p95/p50 of TTFT or duration above this
   int min_probes = 5;                          // fewer probes: no verdict
+
+  bool operator==(const DiagnosisThresholds&) const = default;
 };
+
+// Where something was defined in the config file, for messages. Not a
+// setting: two configs that differ only in where a target stands are equal
+// (reload compares configs by value and must not restart a moved target).
+struct SourceLine {
+  int value = 0;
+  bool operator==(const SourceLine&) const { return true; }
+};
+
+// How requests look on the wire: our own plain headers, or a desktop
+// browser's fetch() (`client: browser`), which is what proxies that treat
+// browsers differently get to see.
+enum class ClientStyle { plain, browser };
 
 struct Target {
   std::string name;
   std::string url;  // base URL, e.g. https://api.openai.com/v1
-  std::string api = "openai-chat";
+  api::Dialect api = api::Dialect::openai_chat;
   std::string model;
   Duration interval = std::chrono::seconds(60);
   double jitter = 0.1;  // fraction of interval, uniformly +/- (0 disables)
@@ -107,19 +129,21 @@ struct Target {
   int warmup = 2;
   int max_tokens = 256;
   double temperature = 0;
-  CountSet count;
+  api::CountSet count;
   Auth auth;
   std::vector<std::pair<std::string, std::string>> headers;
   std::vector<std::string> accept_encoding;  // empty = identity
-  std::string client;                        // "" or "browser"
-  std::vector<std::string> prompts;          // names in Config::prompts
+  ClientStyle client = ClientStyle::plain;
+  std::vector<std::string> prompts;  // names in Config::prompts
   Tls tls;
   std::string proxy_url;
   bool proxy_from_environment = false;
   bool include_usage = true;  // send stream_options.include_usage
   json::Value body;           // extra request body (object or null)
   std::size_t max_event_bytes = 1 << 20;
-  int line = 0;  // where the target was defined
+  SourceLine line;  // where the target was defined
+
+  bool operator==(const Target&) const = default;
 };
 
 struct Rows {
@@ -127,6 +151,8 @@ struct Rows {
   std::uint64_t max_size = 64ull << 20;
   int keep = 5;
   std::size_t ring = 1000;  // rows kept in memory for /api/v1/probes
+
+  bool operator==(const Rows&) const = default;
 };
 
 struct Config {
@@ -137,6 +163,8 @@ struct Config {
   Buckets buckets;
   Rows rows;
   DiagnosisThresholds diagnosis;
+
+  bool operator==(const Config&) const = default;
 };
 
 // Parses and validates. Throws ConfigError (file:line:col) on any problem.

@@ -9,17 +9,12 @@
 #include <cctype>
 
 #include "config/config.hpp"
+#include "util/text.hpp"
 
 namespace lse::config {
 namespace {
 
 constexpr const char* kRedacted = "<secret>";
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 // Strings a YAML reader would type as something else must be quoted, or the
 // dump would not read back as what it shows ("true", "1.5", "null", "0x1f").
@@ -27,7 +22,7 @@ bool needs_quotes(std::string_view s) {
   if (s.empty()) return true;
   static constexpr std::string_view kWords[] = {"true", "false", "yes", "no",   "on",
                                                 "off",  "y",     "n",   "null", "~"};
-  std::string l = lower(s);
+  std::string l = text::to_lower(s);
   if (std::find(std::begin(kWords), std::end(kWords), l) != std::end(kWords)) return true;
   char c = s.front();
   if (std::isdigit(static_cast<unsigned char>(c))) return true;
@@ -113,13 +108,13 @@ void emit_bounds(YAML::Emitter& out, const char* key, const std::vector<double>&
   out << YAML::EndSeq;
 }
 
-void emit_target(YAML::Emitter& out, const Target& t) {
-  out << YAML::BeginMap;
+// What and whom a target asks: name, url, api, model, cadence, request shape.
+void emit_request(YAML::Emitter& out, const Target& t) {
   emit_key(out, "name");
   emit_string(out, t.name);
   emit_key(out, "url");
   emit_string(out, t.url);
-  out << YAML::Key << "api" << YAML::Value << t.api;
+  out << YAML::Key << "api" << YAML::Value << std::string(api::dialect_name(t.api));
   emit_key(out, "model");
   emit_string(out, t.model);
   emit_duration(out, "interval", t.interval);
@@ -141,6 +136,10 @@ void emit_target(YAML::Emitter& out, const Target& t) {
   if (t.count.tool_calls) count.push_back("tool_calls");
   out << YAML::Key << "count" << YAML::Value;
   emit_list(out, count);
+}
+
+// auth and headers: where secrets live, so every value is redacted or judged.
+void emit_credentials(YAML::Emitter& out, const Target& t) {
   if (t.auth.kind != Auth::Kind::none) {
     out << YAML::Key << "auth" << YAML::Value << YAML::BeginMap;
     out << YAML::Key << "kind" << YAML::Value
@@ -152,24 +151,20 @@ void emit_target(YAML::Emitter& out, const Target& t) {
     out << YAML::Key << "value" << YAML::Value << kRedacted;
     out << YAML::EndMap;
   }
-  if (!t.headers.empty()) {
-    out << YAML::Key << "headers" << YAML::Value << YAML::BeginMap;
-    for (const auto& [name, value] : t.headers) {
-      emit_key(out, name);
-      if (is_sensitive_header(name)) {
-        out << kRedacted;
-      } else {
-        emit_string(out, value);
-      }
+  if (t.headers.empty()) return;
+  out << YAML::Key << "headers" << YAML::Value << YAML::BeginMap;
+  for (const auto& [name, value] : t.headers) {
+    emit_key(out, name);
+    if (is_sensitive_header(name)) {
+      out << kRedacted;
+    } else {
+      emit_string(out, value);
     }
-    out << YAML::EndMap;
   }
-  out << YAML::Key << "accept_encoding" << YAML::Value;
-  emit_list(out,
-            t.accept_encoding.empty() ? std::vector<std::string>{"identity"} : t.accept_encoding);
-  if (!t.client.empty()) out << YAML::Key << "client" << YAML::Value << t.client;
-  out << YAML::Key << "prompts" << YAML::Value;
-  emit_list(out, t.prompts);
+  out << YAML::EndMap;
+}
+
+void emit_tls(YAML::Emitter& out, const Target& t) {
   out << YAML::Key << "tls" << YAML::Value << YAML::BeginMap;
   for (auto [key, value] :
        {std::pair{"ca_file", &t.tls.ca_file}, std::pair{"cert_file", &t.tls.cert_file},
@@ -180,6 +175,17 @@ void emit_target(YAML::Emitter& out, const Target& t) {
   }
   out << YAML::Key << "insecure_skip_verify" << YAML::Value << t.tls.insecure_skip_verify;
   out << YAML::EndMap;
+}
+
+// How the request travels: encodings, client style, prompts, TLS, proxy, body.
+void emit_transport(YAML::Emitter& out, const Target& t) {
+  out << YAML::Key << "accept_encoding" << YAML::Value;
+  emit_list(out,
+            t.accept_encoding.empty() ? std::vector<std::string>{"identity"} : t.accept_encoding);
+  if (t.client == ClientStyle::browser) out << YAML::Key << "client" << YAML::Value << "browser";
+  out << YAML::Key << "prompts" << YAML::Value;
+  emit_list(out, t.prompts);
+  emit_tls(out, t);
   if (!t.proxy_url.empty()) {
     emit_key(out, "proxy_url");
     emit_string(out, t.proxy_url);
@@ -192,27 +198,19 @@ void emit_target(YAML::Emitter& out, const Target& t) {
     out << YAML::Key << "body" << YAML::Value;
     emit_json(out, t.body);
   }
+}
+
+void emit_target(YAML::Emitter& out, const Target& t) {
+  out << YAML::BeginMap;
+  emit_request(out, t);
+  emit_credentials(out, t);
+  emit_transport(out, t);
   out << YAML::EndMap;
 }
 
-}  // namespace
-
-bool is_sensitive_header(std::string_view name) {
-  static constexpr std::string_view kHints[] = {
-      "auth", "key", "token", "secret", "password", "cookie", "session", "credential", "signature"};
-  std::string l = lower(name);
-  return std::any_of(std::begin(kHints), std::end(kHints),
-                     [&](std::string_view h) { return l.find(h) != std::string::npos; });
-}
-
-std::string dump_redacted(const Config& config) {
-  YAML::Emitter out;
-  out << YAML::BeginMap;
-  emit_key(out, "listen");
-  emit_string(out, config.listen);
-
+void emit_prompts(YAML::Emitter& out, const std::map<std::string, Prompt>& prompts) {
   out << YAML::Key << "prompts" << YAML::Value << YAML::BeginMap;
-  for (const auto& [name, p] : config.prompts) {
+  for (const auto& [name, p] : prompts) {
     emit_key(out, name);
     out << YAML::BeginMap;
     emit_key(out, "source");
@@ -222,31 +220,32 @@ std::string dump_redacted(const Config& config) {
     out << YAML::EndMap;
   }
   out << YAML::EndMap;
+}
 
-  out << YAML::Key << "targets" << YAML::Value << YAML::BeginSeq;
-  for (const auto& t : config.targets) emit_target(out, t);
-  out << YAML::EndSeq;
-
+void emit_buckets(YAML::Emitter& out, const Buckets& b) {
   out << YAML::Key << "buckets" << YAML::Value << YAML::BeginMap;
-  emit_bounds(out, "gap", config.buckets.gap);
-  emit_bounds(out, "ttft", config.buckets.ttft);
-  emit_bounds(out, "duration", config.buckets.duration);
-  emit_bounds(out, "tail", config.buckets.tail);
-  emit_bounds(out, "phase", config.buckets.phase);
-  emit_bounds(out, "tokens_per_second", config.buckets.tokens_per_second);
+  emit_bounds(out, "gap", b.gap);
+  emit_bounds(out, "ttft", b.ttft);
+  emit_bounds(out, "duration", b.duration);
+  emit_bounds(out, "tail", b.tail);
+  emit_bounds(out, "phase", b.phase);
+  emit_bounds(out, "tokens_per_second", b.tokens_per_second);
   out << YAML::EndMap;
+}
 
+void emit_rows(YAML::Emitter& out, const Rows& rows) {
   out << YAML::Key << "rows" << YAML::Value << YAML::BeginMap;
-  if (!config.rows.path.empty()) {
+  if (!rows.path.empty()) {
     emit_key(out, "path");
-    emit_string(out, config.rows.path);
+    emit_string(out, rows.path);
   }
-  out << YAML::Key << "max_size" << YAML::Value << config.rows.max_size;
-  out << YAML::Key << "keep" << YAML::Value << config.rows.keep;
-  out << YAML::Key << "ring" << YAML::Value << static_cast<std::uint64_t>(config.rows.ring);
+  out << YAML::Key << "max_size" << YAML::Value << rows.max_size;
+  out << YAML::Key << "keep" << YAML::Value << rows.keep;
+  out << YAML::Key << "ring" << YAML::Value << static_cast<std::uint64_t>(rows.ring);
   out << YAML::EndMap;
+}
 
-  const auto& d = config.diagnosis;
+void emit_diagnosis(YAML::Emitter& out, const DiagnosisThresholds& d) {
   auto seconds = [](double s) {
     return format_duration(std::chrono::round<Duration>(std::chrono::duration<double>(s)));
   };
@@ -263,7 +262,30 @@ std::string dump_redacted(const Config& config) {
   emit_number(out, d.spread_ratio);
   out << YAML::Key << "min_probes" << YAML::Value << d.min_probes;
   out << YAML::EndMap;
+}
 
+}  // namespace
+
+bool is_sensitive_header(std::string_view name) {
+  static constexpr std::string_view kHints[] = {
+      "auth", "key", "token", "secret", "password", "cookie", "session", "credential", "signature"};
+  std::string l = text::to_lower(name);
+  return std::any_of(std::begin(kHints), std::end(kHints),
+                     [&](std::string_view h) { return l.find(h) != std::string::npos; });
+}
+
+std::string dump_redacted(const Config& config) {
+  YAML::Emitter out;
+  out << YAML::BeginMap;
+  emit_key(out, "listen");
+  emit_string(out, config.listen);
+  emit_prompts(out, config.prompts);
+  out << YAML::Key << "targets" << YAML::Value << YAML::BeginSeq;
+  for (const auto& t : config.targets) emit_target(out, t);
+  out << YAML::EndSeq;
+  emit_buckets(out, config.buckets);
+  emit_rows(out, config.rows);
+  emit_diagnosis(out, config.diagnosis);
   out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
 }

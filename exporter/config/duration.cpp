@@ -26,23 +26,28 @@ constexpr Unit kUnits[] = {
     {"m", 60'000'000'000, 5},     {"s", 1'000'000'000, 4},
 };
 
+// 128 bits so that 19 digits times a day in nanoseconds cannot overflow
+// before the range check; __extension__ keeps -Wpedantic quiet about the
+// GCC/Clang builtin type.
+__extension__ using Wide = __int128;
+
 }  // namespace
 
 std::optional<Duration> parse_duration(const std::string& text) {
   std::string_view s = text;
   if (s.empty()) return std::nullopt;
-  __int128 total = 0;
+  Wide total = 0;
   int last_rank = 100;
   while (!s.empty()) {
     // <digits>[.<digits>] with at least one digit overall.
     std::size_t i = 0;
-    __int128 whole = 0;
+    Wide whole = 0;
     std::size_t whole_digits = 0;
     while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
       if (++whole_digits > 19) return std::nullopt;
       whole = whole * 10 + (s[i++] - '0');
     }
-    __int128 frac = 0, frac_scale = 1;
+    Wide frac = 0, frac_scale = 1;
     std::size_t frac_digits = 0;
     if (i < s.size() && s[i] == '.') {
       ++i;

@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "api/adapter.hpp"
+
 namespace lse::config::detail {
 
 // A normalised value or the reason it is not acceptable (never both).
@@ -28,9 +30,17 @@ Checked normalize_proxy_url(std::string_view url);
 // ":9687", "127.0.0.1:9687", "[::1]:9687", "localhost:0".
 std::optional<std::string> check_listen(std::string_view listen);
 
-// openai-chat and openai-completions are built; the other DESIGN dialects are
-// named with a clearer message than "unknown".
-std::optional<std::string> check_api(std::string_view api);
+// A parsed value or the reason it is not acceptable.
+template <typename T>
+struct Parsed {
+  T value{};
+  std::string error;
+  bool ok() const { return error.empty(); }
+};
+
+// The dialects the api module builds; the other DESIGN dialects are named
+// with a clearer message than "unknown".
+Parsed<api::Dialect> parse_api(std::string_view name);
 
 // RFC 9110 token characters.
 std::optional<std::string> check_header_name(std::string_view name);
@@ -40,7 +50,5 @@ std::optional<std::string> check_header_value(std::string_view name, std::string
 
 // POSIX environment variable names.
 std::optional<std::string> check_env_name(std::string_view name);
-
-bool iequals(std::string_view a, std::string_view b);
 
 }  // namespace lse::config::detail

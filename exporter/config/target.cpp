@@ -16,6 +16,7 @@
 #include "config/body.hpp"
 #include "config/rules.hpp"
 #include "config/sections.hpp"
+#include "util/text.hpp"
 
 namespace lse::config::detail {
 namespace {
@@ -131,7 +132,7 @@ void apply_headers(const Reader& r, Target& t, const Item& item) {
     std::string name = kv.first.Scalar();
     if (auto err = check_header_name(name)) r.fail(kv.first.Mark(), *err);
     for (const auto& s : seen) {
-      if (iequals(s, name))
+      if (text::iequals(s, name))
         r.fail(kv.first.Mark(), fmt::format("header '{}' repeats '{}'", name, s));
     }
     seen.push_back(name);
@@ -140,7 +141,7 @@ void apply_headers(const Reader& r, Target& t, const Item& item) {
     std::string text = r.string(value);
     if (auto err = check_header_value(name, text)) r.fail(value, *err);
     auto same = std::find_if(t.headers.begin(), t.headers.end(),
-                             [&](const auto& h) { return iequals(h.first, name); });
+                             [&](const auto& h) { return text::iequals(h.first, name); });
     if (same != t.headers.end()) {
       *same = {name, text};  // a target's header replaces the default of that name
     } else {
@@ -169,7 +170,7 @@ bool apply_setting(const Reader& r, Target& t, const std::string& key, const Ite
   } else if (key == "count") {
     auto words = word_list(r, v, {"content", "reasoning", "tool_calls"});
     if (words.empty()) r.fail(v, "must name at least one of content, reasoning, tool_calls");
-    t.count = CountSet{false, false, false};
+    t.count = api::CountSet{false, false, false};
     for (const auto& w : words) {
       if (w == "content") t.count.content = true;
       if (w == "reasoning") t.count.reasoning = true;
@@ -181,7 +182,7 @@ bool apply_setting(const Reader& r, Target& t, const std::string& key, const Ite
     std::string client = r.string(v);
     if (client != "browser")
       r.fail(v, fmt::format("unknown client '{}' (allowed: browser)", client));
-    t.client = client;
+    t.client = ClientStyle::browser;
   } else if (key == "headers") {
     apply_headers(r, t, v);
   } else if (key == "include_usage") {
@@ -224,9 +225,9 @@ std::string secret_from_env(const Reader& r, const Item& item) {
   return s;
 }
 
-Auth parse_auth(const Reader& r, const Item& item) {
-  Fields f(r, item, "auth", {"bearer_token_file", "bearer_token_env", "header", "file", "env"},
-           "auth.");
+// Exactly one secret source, and auth.header exactly when the source is a
+// plain file/env (a bearer token names its own header).
+const Fields::Entry& secret_source(const Reader& r, const Item& item, const Fields& f) {
   const Fields::Entry* source = nullptr;
   for (const auto& e : f.entries()) {
     if (e.key == "header") continue;
@@ -244,7 +245,7 @@ Auth parse_auth(const Reader& r, const Item& item) {
             ? "auth.header needs file or env (where the header value comes from)"
             : "auth needs one of bearer_token_file, bearer_token_env, or header with file or env");
   }
-  bool bearer = source->key.rfind("bearer_token_", 0) == 0;
+  const bool bearer = source->key.rfind("bearer_token_", 0) == 0;
   if (bearer && header) {
     r.fail(
         header->mark,
@@ -255,21 +256,29 @@ Auth parse_auth(const Reader& r, const Item& item) {
                                          "for a bearer token use bearer_token_{}",
                                          source->key, source->key));
   }
+  return *source;
+}
+
+Auth parse_auth(const Reader& r, const Item& item) {
+  Fields f(r, item, "auth", {"bearer_token_file", "bearer_token_env", "header", "file", "env"},
+           "auth.");
+  const Fields::Entry& source = secret_source(r, item, f);
   Auth auth;
-  bool from_file = source->key == "bearer_token_file" || source->key == "file";
+  const bool from_file = source.key == "bearer_token_file" || source.key == "file";
   if (from_file) {
-    auth.secret.value = secret_from_file(r, source->value);
-    auth.secret.source = "file " + r.resolve(r.string(source->value));
+    auth.secret.value = secret_from_file(r, source.value);
+    auth.secret.source = "file " + r.resolve(r.string(source.value));
   } else {
-    auth.secret.value = secret_from_env(r, source->value);
-    auth.secret.source = "env " + r.string(source->value);
+    auth.secret.value = secret_from_env(r, source.value);
+    auth.secret.source = "env " + r.string(source.value);
   }
-  if (bearer) {
+  if (source.key.rfind("bearer_token_", 0) == 0) {
     auth.kind = Auth::Kind::bearer;
   } else {
     auth.kind = Auth::Kind::header;
-    auth.header_name = r.nonempty_string(*header);
-    if (auto err = check_header_name(auth.header_name)) r.fail(*header, *err);
+    const Item header = *f.get("header");
+    auth.header_name = r.nonempty_string(header);
+    if (auto err = check_header_name(auth.header_name)) r.fail(header, *err);
   }
   return auth;
 }
@@ -294,57 +303,61 @@ std::vector<std::string> prompt_names(const Reader& r, const Item& item,
   return names;
 }
 
+// A key only a target has (not a setting of `defaults:`).
+void apply_target_key(const Reader& r, Target& t, const Fields::Entry& e,
+                      const std::map<std::string, Prompt>& prompts) {
+  const Item& v = e.value;
+  if (e.key == "name") {
+    t.name = r.string(v);
+    if (auto err = check_name("target", t.name)) r.fail(v, *err);
+  } else if (e.key == "url") {
+    auto url = normalize_target_url(r.string(v));
+    if (!url.ok()) r.fail(v.mark, url.error);
+    t.url = url.value;
+  } else if (e.key == "api") {
+    auto dialect = parse_api(r.string(v));
+    if (!dialect.ok()) r.fail(v.mark, dialect.error);
+    t.api = dialect.value;
+  } else if (e.key == "model") {
+    t.model = r.nonempty_string(v);
+  } else if (e.key == "auth") {
+    t.auth = parse_auth(r, v);
+  } else if (e.key == "prompts") {
+    t.prompts = prompt_names(r, v, prompts);
+  } else if (e.key == "proxy_url") {
+    auto url = normalize_proxy_url(r.string(v));
+    if (!url.ok()) r.fail(v.mark, url.error);
+    t.proxy_url = url.value;
+  } else if (e.key == "body") {
+    t.body = yaml_to_json_object(r, v);
+  }
+}
+
+// The auth header must not also be set by headers: (merged from defaults too).
+void check_auth_header_unique(const Reader& r, const Target& t, const Item& auth_item) {
+  for (const auto& [name, value] : t.headers) {
+    if (text::iequals(name, t.auth.header_name)) {
+      r.fail(auth_item.mark, fmt::format("header '{}' is set both by auth and by headers", name));
+    }
+  }
+}
+
 Target parse_target(const Reader& r, const Item& item, const Target& defaults,
                     const std::map<std::string, Prompt>& prompts) {
   Fields f(r, item, item.name, target_keys(), "");
   Target t = defaults;
-  t.line = item.mark.line + 1;
+  t.line.value = item.mark.line + 1;
   // Required keys first, so a half-written target says what it lacks.
   f.require("name");
   f.require("url");
   f.require("model");
-  bool has_prompts = false;
-  std::optional<Item> auth_item;
   for (const auto& e : f.entries()) {
-    const Item& v = e.value;
-    if (apply_setting(r, t, e.key, v)) continue;
-    if (e.key == "name") {
-      t.name = r.string(v);
-      if (auto err = check_name("target", t.name)) r.fail(v, *err);
-    } else if (e.key == "url") {
-      auto url = normalize_target_url(r.string(v));
-      if (!url.ok()) r.fail(v.mark, url.error);
-      t.url = url.value;
-    } else if (e.key == "api") {
-      t.api = r.string(v);
-      if (auto err = check_api(t.api)) r.fail(v.mark, *err);
-    } else if (e.key == "model") {
-      t.model = r.nonempty_string(v);
-    } else if (e.key == "auth") {
-      t.auth = parse_auth(r, v);
-      auth_item = v;
-    } else if (e.key == "prompts") {
-      t.prompts = prompt_names(r, v, prompts);
-      has_prompts = true;
-    } else if (e.key == "proxy_url") {
-      auto url = normalize_proxy_url(r.string(v));
-      if (!url.ok()) r.fail(v.mark, url.error);
-      t.proxy_url = url.value;
-    } else if (e.key == "body") {
-      t.body = yaml_to_json_object(r, v);
-    }
+    if (!apply_setting(r, t, e.key, e.value)) apply_target_key(r, t, e, prompts);
   }
-  if (!has_prompts) {
+  if (!f.get("prompts")) {
     for (const auto& [name, p] : prompts) t.prompts.push_back(name);
   }
-  if (auth_item) {
-    for (const auto& [name, value] : t.headers) {
-      if (iequals(name, t.auth.header_name)) {
-        r.fail(auth_item->mark,
-               fmt::format("header '{}' is set both by auth and by headers", name));
-      }
-    }
-  }
+  if (auto auth_item = f.get("auth")) check_auth_header_unique(r, t, *auth_item);
   return t;
 }
 
@@ -366,7 +379,7 @@ std::vector<Target> parse_targets(const Reader& reader, const Item& targets, con
   std::map<std::string, int> first_line;
   for (const Item& item : items) {
     Target t = parse_target(reader, item, defaults, prompts);
-    auto [it, inserted] = first_line.emplace(t.name, t.line);
+    auto [it, inserted] = first_line.emplace(t.name, t.line.value);
     if (!inserted) {
       // Blame the second target's name, where the fix goes.
       Fields f(reader, item, item.name, target_keys(), "");

@@ -3,10 +3,12 @@
 // decoding. Every read is stamped before any SSE/JSON parsing (DESIGN §2) with
 // the kernel's receive timestamp of the data (SO_TIMESTAMPNS, converted to
 // steady_clock), or with steady_clock at read completion when there is none.
+// Failures are returned as facts (http/fault.hpp); probe/triage.hpp names them.
 #pragma once
 #include <utility>  // before asio awaitable with GCC 12
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
@@ -14,10 +16,13 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <vector>
+#include <string_view>
 
 #include "http/content_decoder.hpp"
-#include "http/url.hpp"
+#include "http/fault.hpp"
+#include "http/request.hpp"
+#include "http/tls_context.hpp"
+#include "net/url.hpp"
 
 namespace lse::http {
 
@@ -25,24 +30,11 @@ namespace asio = boost::asio;
 using Clock = std::chrono::steady_clock;
 using TimePoint = Clock::time_point;
 
-struct TlsOptions {
-  std::string ca_file, cert_file, key_file, server_name;
-  bool insecure_skip_verify = false;
-};
-
 struct ClientOptions {
-  Url url;
+  net::Url url;
   TlsOptions tls;
-  std::optional<Url> proxy;  // HTTP proxy: CONNECT for https, absolute-form for http
+  std::optional<net::Url> proxy;  // HTTP proxy: CONNECT for https, absolute-form for http
   std::size_t max_header_bytes = 64 * 1024;
-};
-
-enum class ErrorKind { none, resolve, connect, tls, timeout, closed, protocol, canceled };
-
-struct Error {
-  ErrorKind kind = ErrorKind::none;
-  std::string detail;  // short, secret-free
-  explicit operator bool() const { return kind != ErrorKind::none; }
 };
 
 // Instants of the connection phases (empty when a pooled connection is reused).
@@ -54,14 +46,22 @@ struct Response {
   int status = 0;
   std::string content_type;
   std::string content_encoding;
-  std::string retry_after;
   bool keep_alive = false;
 };
 
-struct Request {
-  std::string path;  // appended to the base URL path
-  std::string body;
-  std::vector<std::pair<std::string, std::string>> headers;  // beyond Host/Content-*
+// What start() returns: the phase instants it reached (also when it failed,
+// so the probe's clock shows where it stopped) and the response or the fault.
+struct Started {
+  Stamps stamps;
+  Result<Response> response;
+};
+
+// Decoded body bytes of one socket read (or of bytes an earlier read left
+// buffered), with that read's arrival instant.
+struct Chunk {
+  std::string_view bytes;  // valid until the next read() or finish()
+  TimePoint arrival{};
+  bool body_done = false;  // the body ended with (or before) these bytes
 };
 
 class Client {
@@ -75,24 +75,21 @@ class Client {
   // Takes the pooled connection (or opens one), writes the request and reads
   // the response headers. A pooled connection the server closed meanwhile is
   // replaced transparently once.
-  asio::awaitable<Error> start(const Request& request, TimePoint deadline, Stamps& stamps,
-                               Response& response);
+  asio::awaitable<Started> start(const Request& request, TimePoint deadline);
 
-  // Appends the next decoded body bytes to `out` and sets `arrival` to the
-  // arrival instant of the socket read that delivered them: the kernel's
-  // receive stamp of its last segment (never later than the read's
-  // completion), else the completion instant. Sets
-  // `body_done` at the end of the body. Bytes already buffered from an earlier
-  // read keep that read's instant.
-  asio::awaitable<Error> read(TimePoint deadline, std::string& out, TimePoint& arrival,
-                              bool& body_done);
+  // The next decoded body bytes, stamped with the arrival instant of the
+  // socket read that delivered them: the kernel's receive stamp of its last
+  // segment (never later than the read's completion), else the completion
+  // instant. Bytes already buffered from an earlier read keep that read's
+  // instant. After the end of the body: no bytes and body_done.
+  asio::awaitable<Result<Chunk>> read(TimePoint deadline);
 
   // Ends the exchange: the connection goes back to the pool when `reuse` and
   // the response allowed it and was read to its end; otherwise it is closed.
   void finish(bool reuse);
 
   // Aborts any operation in flight (shutdown / reload); it completes with
-  // ErrorKind::canceled.
+  // Interrupt::canceled.
   void cancel();
 
   const ClientOptions& options() const { return options_; }
@@ -100,15 +97,33 @@ class Client {
  private:
   struct Conn;
   struct Exchange;
-  asio::awaitable<Error> connect(TimePoint deadline, Stamps& stamps);
-  asio::awaitable<Error> write_and_read_headers(const std::string& wire, TimePoint deadline,
-                                                Stamps& stamps, Response& response,
-                                                bool& nothing_received);
-  asio::awaitable<std::size_t> read_some(TimePoint deadline, Error& error);
+  using Endpoints = asio::ip::tcp::resolver::results_type;
+  using Step = std::optional<Fault>;  // nullopt: the step succeeded
+
+  // The steps of start(), in clock order.
+  asio::awaitable<Step> open(TimePoint deadline, Stamps& stamps);
+  asio::awaitable<Result<Endpoints>> resolve(TimePoint deadline);
+  asio::awaitable<Step> connect(const Endpoints& endpoints, TimePoint deadline);
+  asio::awaitable<Step> tunnel(TimePoint deadline);
+  asio::awaitable<Step> handshake(TimePoint deadline);
+  asio::awaitable<Step> send(const RequestMessage& message, TimePoint deadline);
+  asio::awaitable<Result<Response>> read_headers(TimePoint deadline, bool& nothing_received);
+  asio::awaitable<Started> exchange(const RequestMessage& message, TimePoint deadline, bool& stale);
+
+  // One socket read into in_, stamped; the fault is at `stage`.
+  asio::awaitable<Step> receive(Stage stage, TimePoint deadline);
+  Result<std::optional<Response>> parse_headers();
+  Step decode_body();
+  Step end_of_close_delimited_body(const Fault& fault);
+  Chunk chunk() const;
+
+  // The fault of an operation at `stage` that ended with `ec`: canceled, or
+  // the deadline, or the operation's own error; nullopt when it succeeded.
+  Step outcome(Stage stage, const error_code& ec, std::string_view timeout_detail,
+               std::string error_detail) const;
   void arm(TimePoint deadline, std::function<void()> on_expiry);
+  void arm_close(TimePoint deadline);
   void disarm();
-  Error parse_body(std::string& out, bool& body_done);
-  std::string wire_request(const Request& request) const;
 
   asio::io_context& io_;
   ClientOptions options_;
@@ -123,6 +138,7 @@ class Client {
   std::unique_ptr<Exchange> ex_;      // current response parser state
   std::string in_;                    // raw bytes read, not yet parsed
   std::unique_ptr<char[]> read_buf_;  // each socket read lands here; only its bytes go to in_
+  std::string decoded_;               // the bytes of the chunk read() returns
   TimePoint last_read_at_{};
   std::unique_ptr<ContentDecoder> decoder_;
 };

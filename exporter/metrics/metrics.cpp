@@ -16,18 +16,18 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <shared_mutex>
 #include <sstream>
 #include <stdexcept>
 #include <string_view>
 #include <vector>
+
+#include "util/text.hpp"
 
 namespace lse::metrics {
 namespace {
@@ -49,8 +49,7 @@ constexpr std::size_t kFinishOther = kFinishReasons.size() - 1;
 // the OpenAI names so one dashboard panel covers every target. Rows keep the
 // server's own word.
 std::size_t finish_reason_index(std::string_view reason) {
-  std::string r(reason);
-  for (char& c : r) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string r = text::to_lower(reason);
   static constexpr std::pair<std::string_view, std::string_view> kAliases[] = {
       {"end_turn", "stop"},          {"stop_sequence", "stop"},       {"completed", "stop"},
       {"max_tokens", "length"},      {"max_output_tokens", "length"}, {"safety", "content_filter"},
@@ -64,19 +63,13 @@ std::size_t finish_reason_index(std::string_view reason) {
   return kFinishOther;
 }
 
-// DESIGN §7 shapes, in the label spelling dashboards use.
-constexpr std::array<std::string_view, 4> kShapes = {"queue", "transport", "long_answer",
-                                                     "shared_capacity"};
+// DESIGN §7 shapes; the label value is report::to_string(shape).
+constexpr std::size_t kShapeCount = report::kAllShapes.size();
 
-std::optional<std::size_t> shape_index(std::string_view shape) {
-  // Accept "long answer" / "long-answer" as well: the report module prints
-  // shapes for humans, dashboards want one spelling.
-  std::string norm(shape);
-  for (char& c : norm)
-    if (c == ' ' || c == '-') c = '_';
-  for (std::size_t i = 0; i < kShapes.size(); ++i)
-    if (kShapes[i] == norm) return i;
-  return std::nullopt;
+std::size_t shape_index(report::Shape shape) {
+  for (std::size_t i = 0; i < kShapeCount; ++i)
+    if (report::kAllShapes[i] == shape) return i;
+  throw std::logic_error("unknown diagnosis shape");
 }
 
 // Histogram kinds that share a bucket setting; a reload that changes one
@@ -158,7 +151,7 @@ struct Series {
 
   Gauge* last_success = nullptr;
   Gauge* last_timestamp = nullptr;
-  std::array<Gauge*, kShapes.size()> diagnosis{};
+  std::array<Gauge*, kShapeCount> diagnosis{};
 };
 
 struct TargetSeries {
@@ -172,11 +165,38 @@ Labels with(Labels labels, const char* key, std::string_view value) {
   return labels;
 }
 
-}  // namespace
+// What a config implies: target -> (model, threshold, prompts). The first
+// definition of a duplicated name wins; config validation rejects those anyway.
+struct WantedTarget {
+  std::string model;
+  double stall_threshold = 0;
+  std::vector<std::string> prompts;
+};
+using WantedSeries = std::map<std::string, WantedTarget, std::less<>>;
 
-struct Metrics::Impl {
-  std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
+WantedSeries wanted_series(const config::Config& config) {
+  WantedSeries wanted;
+  for (const auto& t : config.targets) {
+    if (wanted.count(t.name)) continue;
+    wanted.emplace(
+        t.name,
+        WantedTarget{t.model, std::chrono::duration<double>(t.stall_threshold).count(), t.prompts});
+  }
+  return wanted;
+}
 
+Family<Histogram>& histogram_family(prometheus::Registry& r, const char* name, const char* help) {
+  return prometheus::BuildHistogram().Name(name).Help(help).Register(r);
+}
+Family<Counter>& counter_family(prometheus::Registry& r, const char* name, const char* help) {
+  return prometheus::BuildCounter().Name(name).Help(help).Register(r);
+}
+Family<Gauge>& gauge_family(prometheus::Registry& r, const char* name, const char* help) {
+  return prometheus::BuildGauge().Name(name).Help(help).Register(r);
+}
+
+// The clock of one stream, per (target, prompt).
+struct HistogramFamilies {
   Family<Histogram>& ttft;
   Family<Histogram>& gap;
   Family<Histogram>& gap_p95;
@@ -186,6 +206,31 @@ struct Metrics::Impl {
   Family<Histogram>& phase;
   Family<Histogram>& tokens_per_second;
 
+  explicit HistogramFamilies(prometheus::Registry& r)
+      : ttft(histogram_family(r, "llm_stream_time_to_first_token_seconds",
+                              "Time from probe start to the first content chunk.")),
+        gap(histogram_family(r, "llm_stream_inter_chunk_gap_seconds",
+                             "Every gap between consecutive content chunks of a stream.")),
+        gap_p95(histogram_family(r, "llm_stream_probe_gap_p95_seconds",
+                                 "One observation per probe: that stream's inter-chunk gap p95.")),
+        max_gap(
+            histogram_family(r, "llm_stream_probe_max_gap_seconds",
+                             "One observation per probe: that stream's largest inter-chunk gap.")),
+        tail(histogram_family(r, "llm_stream_tail_seconds",
+                              "Time from the last content chunk to the end of the stream.")),
+        duration(histogram_family(r, "llm_stream_duration_seconds",
+                                  "Time from probe start to the end of the stream.")),
+        phase(histogram_family(r, "llm_stream_phase_seconds",
+                               "Phases of time to first token: resolve, connect, tls, request, "
+                               "headers, first_token.")),
+        tokens_per_second(
+            histogram_family(r, "llm_stream_output_tokens_per_second",
+                             "Completion tokens divided by the time between the first "
+                             "and last content chunk, when usage is known.")) {}
+};
+
+// What happened to the probes, per (target, prompt).
+struct CounterFamilies {
   Family<Counter>& probes;
   Family<Counter>& failures;
   Family<Counter>& stalls;
@@ -197,16 +242,79 @@ struct Metrics::Impl {
   Family<Counter>& finish_reasons;
   Family<Counter>& warmup;
 
+  explicit CounterFamilies(prometheus::Registry& r)
+      : probes(counter_family(r, "llm_stream_probes_total", "Probes completed, by result.")),
+        failures(counter_family(r, "llm_stream_probe_failures_total", "Failed probes, by reason.")),
+        stalls(counter_family(r, "llm_stream_stalls_total",
+                              "Inter-chunk gaps at or above the target's stall threshold.")),
+        stall_seconds(
+            counter_family(r, "llm_stream_stall_seconds_total", "Sum of stalled gaps in seconds.")),
+        stalled_probes(counter_family(r, "llm_stream_stalled_probes_total",
+                                      "Probes with at least one stall.")),
+        chunks(counter_family(r, "llm_stream_chunks_total", "Content chunks received.")),
+        output_tokens(counter_family(r, "llm_stream_output_tokens_total",
+                                     "Completion tokens reported by the server's usage.")),
+        input_tokens(counter_family(r, "llm_stream_input_tokens_total",
+                                    "Prompt tokens reported by the server's usage.")),
+        finish_reasons(counter_family(r, "llm_stream_finish_reasons_total",
+                                      "Streams by the finish reason the server reported.")),
+        warmup(counter_family(r, "llm_stream_warmup_probes_total", "Probes discarded as warmup.")) {
+  }
+};
+
+// The last probe and the diagnosis per series, the threshold per target.
+struct GaugeFamilies {
   Family<Gauge>& last_success;
   Family<Gauge>& last_timestamp;
   Family<Gauge>& stall_threshold;
-  Family<Gauge>& build_info;
-  Family<Gauge>& reload_ok;
-  Family<Gauge>& reload_timestamp;
   Family<Gauge>& diagnosis;
 
-  Gauge& reload_ok_gauge;
-  Gauge& reload_timestamp_gauge;
+  explicit GaugeFamilies(prometheus::Registry& r)
+      : last_success(gauge_family(r, "llm_stream_last_probe_success",
+                                  "Whether the last completed probe succeeded (1) or failed (0).")),
+        last_timestamp(gauge_family(r, "llm_stream_last_probe_timestamp_seconds",
+                                    "Unix time the last completed probe ended.")),
+        stall_threshold(gauge_family(r, "llm_stream_stall_threshold_seconds",
+                                     "Configured stall threshold of the target.")),
+        diagnosis(gauge_family(r, "llm_stream_diagnosis",
+                               "Diagnosis verdict per shape (queue, transport, long_answer, "
+                               "shared_capacity): 1 when the shape holds for the recent window.")) {
+  }
+};
+
+// The exporter itself: one unlabelled series each, created at startup.
+struct ExporterSeries {
+  Gauge& reload_ok;
+  Gauge& reload_timestamp;
+  Counter& row_write_errors;
+
+  ExporterSeries(prometheus::Registry& r, const BuildInfo& build)
+      : reload_ok(gauge_family(r, "llm_stream_exporter_config_last_reload_successful",
+                               "Whether the last configuration reload attempt succeeded.")
+                      .Add({})),
+        reload_timestamp(
+            gauge_family(r, "llm_stream_exporter_config_last_reload_success_timestamp_seconds",
+                         "Unix time of the last successful configuration reload.")
+                .Add({})),
+        row_write_errors(counter_family(r, "llm_stream_row_write_errors_total",
+                                        "Failed rows-file operations (write, open, rotate); "
+                                        "the rows they concerned are missing from the file.")
+                             .Add({})) {
+    gauge_family(r, "llm_stream_exporter_build_info",
+                 "Exporter version and revision; the value is always 1.")
+        .Add({{"version", build.version}, {"revision", build.revision}})
+        .Set(1);
+  }
+};
+
+}  // namespace
+
+struct Metrics::Impl {
+  std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
+  HistogramFamilies hist{*registry};
+  CounterFamilies count{*registry};
+  GaugeFamilies gauge{*registry};
+  ExporterSeries exporter;
 
   mutable std::shared_mutex mutex;
   // glibc's rwlock prefers readers: with probes recording and scrapes
@@ -216,69 +324,7 @@ struct Metrics::Impl {
   std::map<std::string, TargetSeries, std::less<>> targets;
   config::Buckets buckets;  // what the existing histograms were built with
 
-  explicit Impl(const BuildInfo& build)
-      : ttft(histogram("llm_stream_time_to_first_token_seconds",
-                       "Time from probe start to the first content chunk.")),
-        gap(histogram("llm_stream_inter_chunk_gap_seconds",
-                      "Every gap between consecutive content chunks of a stream.")),
-        gap_p95(histogram("llm_stream_probe_gap_p95_seconds",
-                          "One observation per probe: that stream's inter-chunk gap p95.")),
-        max_gap(histogram("llm_stream_probe_max_gap_seconds",
-                          "One observation per probe: that stream's largest inter-chunk gap.")),
-        tail(histogram("llm_stream_tail_seconds",
-                       "Time from the last content chunk to the end of the stream.")),
-        duration(histogram("llm_stream_duration_seconds",
-                           "Time from probe start to the end of the stream.")),
-        phase(histogram("llm_stream_phase_seconds",
-                        "Phases of time to first token: resolve, connect, tls, request, "
-                        "headers, first_token.")),
-        tokens_per_second(histogram("llm_stream_output_tokens_per_second",
-                                    "Completion tokens divided by the time between the first "
-                                    "and last content chunk, when usage is known.")),
-        probes(counter("llm_stream_probes_total", "Probes completed, by result.")),
-        failures(counter("llm_stream_probe_failures_total", "Failed probes, by reason.")),
-        stalls(counter("llm_stream_stalls_total",
-                       "Inter-chunk gaps at or above the target's stall threshold.")),
-        stall_seconds(counter("llm_stream_stall_seconds_total", "Sum of stalled gaps in seconds.")),
-        stalled_probes(
-            counter("llm_stream_stalled_probes_total", "Probes with at least one stall.")),
-        chunks(counter("llm_stream_chunks_total", "Content chunks received.")),
-        output_tokens(counter("llm_stream_output_tokens_total",
-                              "Completion tokens reported by the server's usage.")),
-        input_tokens(counter("llm_stream_input_tokens_total",
-                             "Prompt tokens reported by the server's usage.")),
-        finish_reasons(counter("llm_stream_finish_reasons_total",
-                               "Streams by the finish reason the server reported.")),
-        warmup(counter("llm_stream_warmup_probes_total", "Probes discarded as warmup.")),
-        last_success(gauge("llm_stream_last_probe_success",
-                           "Whether the last completed probe succeeded (1) or failed (0).")),
-        last_timestamp(gauge("llm_stream_last_probe_timestamp_seconds",
-                             "Unix time the last completed probe ended.")),
-        stall_threshold(gauge("llm_stream_stall_threshold_seconds",
-                              "Configured stall threshold of the target.")),
-        build_info(gauge("llm_stream_exporter_build_info",
-                         "Exporter version and revision; the value is always 1.")),
-        reload_ok(gauge("llm_stream_exporter_config_last_reload_successful",
-                        "Whether the last configuration reload attempt succeeded.")),
-        reload_timestamp(gauge("llm_stream_exporter_config_last_reload_success_timestamp_seconds",
-                               "Unix time of the last successful configuration reload.")),
-        diagnosis(gauge("llm_stream_diagnosis",
-                        "Diagnosis verdict per shape (queue, transport, long_answer, "
-                        "shared_capacity): 1 when the shape holds for the recent window.")),
-        reload_ok_gauge(reload_ok.Add({})),
-        reload_timestamp_gauge(reload_timestamp.Add({})) {
-    build_info.Add({{"version", build.version}, {"revision", build.revision}}).Set(1);
-  }
-
-  Family<Histogram>& histogram(const char* name, const char* help) {
-    return prometheus::BuildHistogram().Name(name).Help(help).Register(*registry);
-  }
-  Family<Counter>& counter(const char* name, const char* help) {
-    return prometheus::BuildCounter().Name(name).Help(help).Register(*registry);
-  }
-  Family<Gauge>& gauge(const char* name, const char* help) {
-    return prometheus::BuildGauge().Name(name).Help(help).Register(*registry);
-  }
+  explicit Impl(const BuildInfo& build) : exporter(*registry, build) {}
 
   // --- histograms, per bucket kind -------------------------------------------
 
@@ -286,20 +332,20 @@ struct Metrics::Impl {
     const auto& bounds = buckets_of(b, kind);
     switch (kind) {
       case BucketKind::gap:
-        s.gap = &gap.Add(s.labels, bounds);
-        s.gap_p95 = &gap_p95.Add(s.labels, bounds);
-        s.max_gap = &max_gap.Add(s.labels, bounds);
+        s.gap = &hist.gap.Add(s.labels, bounds);
+        s.gap_p95 = &hist.gap_p95.Add(s.labels, bounds);
+        s.max_gap = &hist.max_gap.Add(s.labels, bounds);
         break;
-      case BucketKind::ttft: s.ttft = &ttft.Add(s.labels, bounds); break;
-      case BucketKind::duration: s.duration = &duration.Add(s.labels, bounds); break;
-      case BucketKind::tail: s.tail = &tail.Add(s.labels, bounds); break;
+      case BucketKind::ttft: s.ttft = &hist.ttft.Add(s.labels, bounds); break;
+      case BucketKind::duration: s.duration = &hist.duration.Add(s.labels, bounds); break;
+      case BucketKind::tail: s.tail = &hist.tail.Add(s.labels, bounds); break;
       case BucketKind::phase:
         for (std::size_t i = 0; i < probe::kAllPhases.size(); ++i)
-          s.phase[i] =
-              &phase.Add(with(s.labels, "phase", probe::to_string(probe::kAllPhases[i])), bounds);
+          s.phase[i] = &hist.phase.Add(
+              with(s.labels, "phase", probe::to_string(probe::kAllPhases[i])), bounds);
         break;
       case BucketKind::tokens_per_second:
-        s.tokens_per_second = &tokens_per_second.Add(s.labels, bounds);
+        s.tokens_per_second = &hist.tokens_per_second.Add(s.labels, bounds);
         break;
     }
   }
@@ -311,17 +357,17 @@ struct Metrics::Impl {
     };
     switch (kind) {
       case BucketKind::gap:
-        drop(gap, s.gap);
-        drop(gap_p95, s.gap_p95);
-        drop(max_gap, s.max_gap);
+        drop(hist.gap, s.gap);
+        drop(hist.gap_p95, s.gap_p95);
+        drop(hist.max_gap, s.max_gap);
         break;
-      case BucketKind::ttft: drop(ttft, s.ttft); break;
-      case BucketKind::duration: drop(duration, s.duration); break;
-      case BucketKind::tail: drop(tail, s.tail); break;
+      case BucketKind::ttft: drop(hist.ttft, s.ttft); break;
+      case BucketKind::duration: drop(hist.duration, s.duration); break;
+      case BucketKind::tail: drop(hist.tail, s.tail); break;
       case BucketKind::phase:
-        for (auto& h : s.phase) drop(phase, h);
+        for (auto& h : s.phase) drop(hist.phase, h);
         break;
-      case BucketKind::tokens_per_second: drop(tokens_per_second, s.tokens_per_second); break;
+      case BucketKind::tokens_per_second: drop(hist.tokens_per_second, s.tokens_per_second); break;
     }
   }
 
@@ -332,48 +378,49 @@ struct Metrics::Impl {
     auto s = std::make_unique<Series>();
     s->labels = {{"target", target}, {"model", model}, {"prompt", prompt}};
     for (BucketKind kind : kBucketKinds) add_histograms(*s, kind, b);
-    s->success = &probes.Add(with(s->labels, "result", "success"));
-    s->failure = &probes.Add(with(s->labels, "result", "failure"));
+    s->success = &count.probes.Add(with(s->labels, "result", "success"));
+    s->failure = &count.probes.Add(with(s->labels, "result", "failure"));
     for (std::size_t i = 0; i < probe::kAllFailureReasons.size(); ++i)
-      s->failures[i] =
-          &failures.Add(with(s->labels, "reason", probe::to_string(probe::kAllFailureReasons[i])));
-    s->stalls = &stalls.Add(s->labels);
-    s->stall_seconds = &stall_seconds.Add(s->labels);
-    s->stalled_probes = &stalled_probes.Add(s->labels);
-    s->chunks = &chunks.Add(s->labels);
-    s->output_tokens = &output_tokens.Add(s->labels);
-    s->input_tokens = &input_tokens.Add(s->labels);
-    s->warmup = &warmup.Add(s->labels);
-    s->last_success = &last_success.Add(s->labels);
-    s->last_timestamp = &last_timestamp.Add(s->labels);
-    for (std::size_t i = 0; i < kShapes.size(); ++i)
-      s->diagnosis[i] = &diagnosis.Add(with(s->labels, "shape", kShapes[i]));
+      s->failures[i] = &count.failures.Add(
+          with(s->labels, "reason", probe::to_string(probe::kAllFailureReasons[i])));
+    s->stalls = &count.stalls.Add(s->labels);
+    s->stall_seconds = &count.stall_seconds.Add(s->labels);
+    s->stalled_probes = &count.stalled_probes.Add(s->labels);
+    s->chunks = &count.chunks.Add(s->labels);
+    s->output_tokens = &count.output_tokens.Add(s->labels);
+    s->input_tokens = &count.input_tokens.Add(s->labels);
+    s->warmup = &count.warmup.Add(s->labels);
+    s->last_success = &gauge.last_success.Add(s->labels);
+    s->last_timestamp = &gauge.last_timestamp.Add(s->labels);
+    for (std::size_t i = 0; i < kShapeCount; ++i)
+      s->diagnosis[i] =
+          &gauge.diagnosis.Add(with(s->labels, "shape", report::to_string(report::kAllShapes[i])));
     return s;
   }
 
   void remove_series(Series& s) {
     for (BucketKind kind : kBucketKinds) remove_histograms(s, kind);
-    probes.Remove(s.success);
-    probes.Remove(s.failure);
-    for (Counter* c : s.failures) failures.Remove(c);
-    stalls.Remove(s.stalls);
-    stall_seconds.Remove(s.stall_seconds);
-    stalled_probes.Remove(s.stalled_probes);
-    chunks.Remove(s.chunks);
-    output_tokens.Remove(s.output_tokens);
-    input_tokens.Remove(s.input_tokens);
-    warmup.Remove(s.warmup);
+    count.probes.Remove(s.success);
+    count.probes.Remove(s.failure);
+    for (Counter* c : s.failures) count.failures.Remove(c);
+    count.stalls.Remove(s.stalls);
+    count.stall_seconds.Remove(s.stall_seconds);
+    count.stalled_probes.Remove(s.stalled_probes);
+    count.chunks.Remove(s.chunks);
+    count.output_tokens.Remove(s.output_tokens);
+    count.input_tokens.Remove(s.input_tokens);
+    count.warmup.Remove(s.warmup);
     for (auto& f : s.finish)
-      if (Counter* c = f.load()) finish_reasons.Remove(c);
-    last_success.Remove(s.last_success);
-    last_timestamp.Remove(s.last_timestamp);
-    for (Gauge* g : s.diagnosis) diagnosis.Remove(g);
+      if (Counter* c = f.load()) count.finish_reasons.Remove(c);
+    gauge.last_success.Remove(s.last_success);
+    gauge.last_timestamp.Remove(s.last_timestamp);
+    for (Gauge* g : s.diagnosis) gauge.diagnosis.Remove(g);
   }
 
   void remove_target(TargetSeries& t) {
     for (auto& [name, s] : t.prompts) remove_series(*s);
     t.prompts.clear();
-    if (t.stall_threshold) stall_threshold.Remove(t.stall_threshold);
+    if (t.stall_threshold) gauge.stall_threshold.Remove(t.stall_threshold);
     t.stall_threshold = nullptr;
   }
 
@@ -384,6 +431,66 @@ struct Metrics::Impl {
     if (t == targets.end()) return nullptr;
     auto p = t->second.prompts.find(prompt);
     return p == t->second.prompts.end() ? nullptr : p->second.get();
+  }
+
+  // --- apply_config, step by step (caller holds the write lock) -------------
+
+  // Targets that are gone, or whose model changed (the model is a label, so
+  // its series are different series).
+  void remove_gone_targets(const WantedSeries& wanted) {
+    for (auto it = targets.begin(); it != targets.end();) {
+      auto w = wanted.find(it->first);
+      if (w == wanted.end() || w->second.model != it->second.model) {
+        remove_target(it->second);
+        it = targets.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+
+  // Prompts that are gone from targets that stay.
+  void remove_gone_prompts(const WantedSeries& wanted) {
+    for (auto& [name, t] : targets) {
+      const auto& keep = wanted.at(name).prompts;
+      for (auto it = t.prompts.begin(); it != t.prompts.end();) {
+        if (std::find(keep.begin(), keep.end(), it->first) == keep.end()) {
+          remove_series(*it->second);
+          it = t.prompts.erase(it);
+        } else {
+          ++it;
+        }
+      }
+    }
+  }
+
+  // Family::Add would hand back an existing histogram with its old bounds, so
+  // the histograms of a changed bucket kind are removed and added again.
+  // Other series (counters, histograms of unchanged kinds) keep their values.
+  void rebuild_changed_histograms(const config::Buckets& next) {
+    for (BucketKind kind : kBucketKinds) {
+      if (buckets_of(buckets, kind) == buckets_of(next, kind)) continue;
+      for (auto& [tname, t] : targets)
+        for (auto& [pname, s] : t.prompts) {
+          remove_histograms(*s, kind);
+          add_histograms(*s, kind, next);
+        }
+    }
+    buckets = next;
+  }
+
+  // New targets and prompts, zero-initialised; thresholds always refreshed.
+  void add_new_series(const WantedSeries& wanted, const config::Buckets& b) {
+    for (const auto& [name, w] : wanted) {
+      auto& t = targets[name];
+      t.model = w.model;
+      for (const auto& prompt : w.prompts) {
+        if (t.prompts.count(prompt)) continue;
+        t.prompts.emplace(prompt, create_series(name, w.model, prompt, b));
+      }
+      if (!t.stall_threshold) t.stall_threshold = &gauge.stall_threshold.Add({{"target", name}});
+      t.stall_threshold->Set(w.stall_threshold);
+    }
   }
 
   std::shared_lock<std::shared_mutex> read_lock() const {
@@ -399,7 +506,7 @@ struct Metrics::Impl {
     std::size_t i = finish_reason_index(reason);
     Counter* c = s.finish[i].load(std::memory_order_acquire);
     if (!c) {
-      c = &finish_reasons.Add(with(s.labels, "reason", kFinishReasons[i]));
+      c = &count.finish_reasons.Add(with(s.labels, "reason", kFinishReasons[i]));
       s.finish[i].store(c, std::memory_order_release);
     }
     return *c;
@@ -411,73 +518,12 @@ Metrics::~Metrics() = default;
 
 void Metrics::apply_config(const config::Config& config) {
   validate_buckets(config.buckets);
-
-  // What the config implies: target -> (model, threshold, prompts). The first
-  // definition of a duplicated name wins; config validation rejects those anyway.
-  struct Wanted {
-    std::string model;
-    double stall_threshold;
-    std::vector<std::string> prompts;
-  };
-  std::map<std::string, Wanted, std::less<>> wanted;
-  for (const auto& t : config.targets) {
-    if (wanted.count(t.name)) continue;
-    wanted.emplace(t.name, Wanted{t.model, std::chrono::duration<double>(t.stall_threshold).count(),
-                                  t.prompts});
-  }
-
+  const auto wanted = wanted_series(config);
   auto lock = impl_->write_lock();
-  auto& targets = impl_->targets;
-
-  // 1. Targets that are gone, or whose model changed (the model is a label, so
-  //    its series are different series).
-  for (auto it = targets.begin(); it != targets.end();) {
-    auto w = wanted.find(it->first);
-    if (w == wanted.end() || w->second.model != it->second.model) {
-      impl_->remove_target(it->second);
-      it = targets.erase(it);
-    } else {
-      ++it;
-    }
-  }
-
-  // 2. Prompts that are gone from targets that stay.
-  for (auto& [name, t] : targets) {
-    const auto& keep = wanted.at(name).prompts;
-    for (auto it = t.prompts.begin(); it != t.prompts.end();) {
-      if (std::find(keep.begin(), keep.end(), it->first) == keep.end()) {
-        impl_->remove_series(*it->second);
-        it = t.prompts.erase(it);
-      } else {
-        ++it;
-      }
-    }
-  }
-
-  // 3. Changed buckets: Family::Add would hand back the existing histogram with
-  //    its old bounds, so those histograms are removed and added again. Other
-  //    series (counters, histograms of unchanged kinds) keep their values.
-  for (BucketKind kind : kBucketKinds) {
-    if (buckets_of(impl_->buckets, kind) == buckets_of(config.buckets, kind)) continue;
-    for (auto& [tname, t] : targets)
-      for (auto& [pname, s] : t.prompts) {
-        impl_->remove_histograms(*s, kind);
-        impl_->add_histograms(*s, kind, config.buckets);
-      }
-  }
-  impl_->buckets = config.buckets;
-
-  // 4. New targets and prompts, zero-initialised; thresholds always refreshed.
-  for (const auto& [name, w] : wanted) {
-    auto& t = targets[name];
-    t.model = w.model;
-    for (const auto& prompt : w.prompts) {
-      if (t.prompts.count(prompt)) continue;
-      t.prompts.emplace(prompt, impl_->create_series(name, w.model, prompt, config.buckets));
-    }
-    if (!t.stall_threshold) t.stall_threshold = &impl_->stall_threshold.Add({{"target", name}});
-    t.stall_threshold->Set(w.stall_threshold);
-  }
+  impl_->remove_gone_targets(wanted);
+  impl_->remove_gone_prompts(wanted);
+  impl_->rebuild_changed_histograms(config.buckets);
+  impl_->add_new_series(wanted, config.buckets);
 }
 
 void Metrics::record(const probe::ProbeResult& r) {
@@ -525,20 +571,20 @@ void Metrics::record(const probe::ProbeResult& r) {
   s->last_timestamp->Set(r.ts + r.duration);
 }
 
-void Metrics::set_diagnosis(const std::string& target, const std::string& model,
-                            const std::string& prompt, const std::string& shape, bool holds) {
-  auto idx = shape_index(shape);
-  if (!idx) return;
+void Metrics::set_diagnosis(const SeriesKey& key, const std::vector<report::Verdict>& verdicts) {
   auto lock = impl_->read_lock();
-  // Keyed by (target, prompt) like record(): the model label is the one the
-  // config gave the series, so `model` is informational here.
-  if (Series* s = impl_->find(target, prompt)) s->diagnosis[*idx]->Set(holds ? 1 : 0);
+  Series* s = impl_->find(key.target, key.prompt);
+  if (!s) return;
+  for (const auto& v : verdicts)
+    s->diagnosis[shape_index(v.shape)]->Set(v.holds && v.enough_probes ? 1 : 0);
 }
 
 void Metrics::set_reload_result(bool ok, double unix_seconds) {
-  impl_->reload_ok_gauge.Set(ok ? 1 : 0);
-  if (ok) impl_->reload_timestamp_gauge.Set(unix_seconds);
+  impl_->exporter.reload_ok.Set(ok ? 1 : 0);
+  if (ok) impl_->exporter.reload_timestamp.Set(unix_seconds);
 }
+
+void Metrics::count_row_write_error() { impl_->exporter.row_write_errors.Increment(); }
 
 std::string Metrics::render() const {
   std::vector<prometheus::MetricFamily> families;

@@ -4,11 +4,20 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "config/config.hpp"
 #include "probe/result.hpp"
+#include "report/diagnosis.hpp"
 
 namespace lse::metrics {
+
+// Which configured series a diagnosis belongs to. The model label is the one
+// the config gave the target, so it is not part of the key.
+struct SeriesKey {
+  std::string target;
+  std::string prompt;
+};
 
 struct BuildInfo {
   std::string version;
@@ -29,9 +38,12 @@ class Metrics {
   // One finished probe. Warmup results only count llm_stream_warmup_probes_total.
   void record(const probe::ProbeResult& result);
 
-  // Diagnosis verdict for dashboards: llm_stream_diagnosis{target,model,prompt,shape} 0/1.
-  void set_diagnosis(const std::string& target, const std::string& model, const std::string& prompt,
-                     const std::string& shape, bool holds);
+  // The diagnosis of one series for dashboards: llm_stream_diagnosis{target,model,prompt,shape}
+  // is 1 where the verdict holds with enough probes, else 0. Unconfigured keys are ignored.
+  void set_diagnosis(const SeriesKey& key, const std::vector<report::Verdict>& verdicts);
+
+  // One failed rows-file operation: llm_stream_row_write_errors_total.
+  void count_row_write_error();
 
   void set_reload_result(bool ok, double unix_seconds);
 

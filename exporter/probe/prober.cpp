@@ -1,21 +1,25 @@
 // One probe: the only place where the HTTP client, the SSE decoder and the
 // API adapter meet. Timestamps come from the client's reads; parsing happens
-// after them and never moves them.
+// after them and never moves them. The steps record facts in an Ending;
+// probe/triage.cpp alone turns them into the outcome.
 #include "probe/prober.hpp"
 
 #include <algorithm>
 #include <boost/asio/use_awaitable.hpp>
 #include <chrono>
+#include <cstdlib>
 #include <stdexcept>
 
-#include "sse/decoder.hpp"
+#include "probe/triage.hpp"
+#include "util/text.hpp"
+#include "util/wall_clock.hpp"
 
 namespace lse::probe {
 namespace {
 
 http::ClientOptions client_options(const config::Target& t) {
   http::ClientOptions o;
-  auto url = http::parse_url(t.url);
+  auto url = net::parse_url(t.url);
   if (!url) throw std::runtime_error("target " + t.name + ": bad url");
   o.url = *url;
   o.tls = {t.tls.ca_file, t.tls.cert_file, t.tls.key_file, t.tls.server_name,
@@ -28,48 +32,14 @@ http::ClientOptions client_options(const config::Target& t) {
       return {};
     };
     proxy = o.url.tls ? env("HTTPS_PROXY", "https_proxy") : env("HTTP_PROXY", "http_proxy");
-    if (!proxy.empty() && http::no_proxy_matches(env("NO_PROXY", "no_proxy"), o.url)) proxy.clear();
+    if (!proxy.empty() && net::no_proxy_matches(env("NO_PROXY", "no_proxy"), o.url)) proxy.clear();
   }
   if (!proxy.empty()) {
-    auto p = http::parse_url(proxy);
+    auto p = net::parse_url(proxy);
     if (!p) throw std::runtime_error("target " + t.name + ": bad proxy url");
     o.proxy = *p;
   }
   return o;
-}
-
-api::CountSet count_set(const config::CountSet& c) {
-  return {c.content, c.reasoning, c.tool_calls};
-}
-
-FailureReason reason_for(http::ErrorKind k, bool first_token_phase, bool total_bound) {
-  switch (k) {
-    case http::ErrorKind::none: return FailureReason::none;
-    case http::ErrorKind::resolve: return FailureReason::resolve;
-    case http::ErrorKind::connect: return FailureReason::connect;
-    case http::ErrorKind::tls: return FailureReason::tls;
-    case http::ErrorKind::timeout:
-      if (total_bound) return FailureReason::timeout_total;
-      return first_token_phase ? FailureReason::timeout_first_token : FailureReason::timeout_idle;
-    case http::ErrorKind::closed: return FailureReason::truncated;
-    case http::ErrorKind::protocol: return FailureReason::protocol;
-    case http::ErrorKind::canceled: return FailureReason::canceled;
-  }
-  return FailureReason::protocol;
-}
-
-FailureReason reason_for_status(int status) {
-  if (status == 429) return FailureReason::http_429;
-  if (status >= 500) return FailureReason::http_5xx;
-  if (status >= 400) return FailureReason::http_4xx;
-  return FailureReason::protocol;  // 1xx/3xx/other 2xx are not a stream
-}
-
-bool starts_with_icase(std::string_view s, std::string_view prefix) {
-  if (s.size() < prefix.size()) return false;
-  for (std::size_t i = 0; i < prefix.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(s[i])) != prefix[i]) return false;
-  return true;
 }
 
 }  // namespace
@@ -77,7 +47,7 @@ bool starts_with_icase(std::string_view s, std::string_view prefix) {
 std::vector<std::pair<std::string, std::string>> request_headers(const config::Target& t,
                                                                  const std::string& user_agent) {
   std::vector<std::pair<std::string, std::string>> h;
-  const bool browser = t.client == "browser";
+  const bool browser = t.client == config::ClientStyle::browser;
   if (browser) {
     // What a current desktop browser sends with a fetch() of an SSE answer.
     h.emplace_back("User-Agent",
@@ -120,10 +90,7 @@ Prober::Prober(boost::asio::io_context& io, const config::Target& target, std::s
       user_agent_(std::move(user_agent)),
       client_(io, client_options(target)),
       include_usage_(target.include_usage) {
-  auto dialect = api::parse_dialect(target.api);
-  if (!dialect)
-    throw std::runtime_error("target " + target.name + ": unsupported api " + target.api);
-  adapter_ = api::make_adapter(*dialect, count_set(target.count));
+  adapter_ = api::make_adapter(target.api, target.count);
 }
 
 Prober::~Prober() = default;
@@ -143,16 +110,39 @@ boost::asio::awaitable<ProbeResult> Prober::run(const config::Prompt& prompt) {
   co_return r;
 }
 
-boost::asio::awaitable<bool> Prober::attempt(const config::Prompt& prompt, ProbeResult& r,
-                                             Timeline& t) {
-  using std::chrono::system_clock;
-  r.ts = std::chrono::duration<double>(system_clock::now().time_since_epoch()).count();
+// What one attempt has seen so far.
+struct Prober::Attempt {
+  ProbeResult& r;
+  Timeline& t;
+  Deadlines deadlines;
+  sse::Decoder decoder;
+  Ending ending;
+  std::string detail;   // for the failure the ending names
+  TimePoint arrival{};  // of the latest read
+  bool body_done = false;
+
+  // The stream itself has said how it ends: a bad event, an error, the end marker.
+  bool stream_over() const {
+    return ending.malformed_event || ending.event_too_large || ending.upstream_error ||
+           ending.end_marker;
+  }
+  void record(const http::Fault& fault, Deadline deadline) {
+    ending.fault = fault;
+    ending.deadline = deadline;
+    detail = fault.detail;
+  }
+};
+
+void Prober::label(const config::Prompt& prompt, ProbeResult& r) const {
+  r.ts = wall_clock::unix_now();
   r.target = target_.name;
   r.model = target_.model;
   r.prompt = prompt.name;
   r.host = host_label_;
   r.stall_threshold = std::chrono::duration<double>(target_.stall_threshold).count();
+}
 
+http::Request Prober::build_request(const config::Prompt& prompt) const {
   api::RequestSpec spec;
   spec.model = target_.model;
   spec.prompt_text = prompt.text;
@@ -164,140 +154,168 @@ boost::asio::awaitable<bool> Prober::attempt(const config::Prompt& prompt, Probe
   req.path = std::string(adapter_->path());
   req.body = adapter_->build_body(spec);
   req.headers = request_headers(target_, user_agent_);
+  return req;
+}
 
+boost::asio::awaitable<bool> Prober::attempt(const config::Prompt& prompt, ProbeResult& r,
+                                             Timeline& t) {
+  label(prompt, r);
+  const http::Request request = build_request(prompt);
   t.start = Clock::now();
-  const TimePoint total_deadline = t.start + target_.timeout.total;
-  const TimePoint first_deadline = std::min(total_deadline, t.start + target_.timeout.first_token);
   t.reserve(std::max(64, target_.max_tokens + 8));
+  Attempt a{r,
+            t,
+            Deadlines::from_start(t.start, target_.timeout.first_token, target_.timeout.idle,
+                                  target_.timeout.total),
+            sse::Decoder(target_.max_event_bytes),
+            Ending{},
+            std::string{}};
+  const bool retry = co_await exchange(request, a);
+  if (!retry) conclude(a);
+  co_return retry;
+}
 
-  auto fail = [&](FailureReason reason, std::string detail) {
-    r.ok = false;
-    r.reason = reason;
-    r.error_detail = std::move(detail);
-    if (!t.end) t.end = Clock::now();
-  };
-
-  http::Stamps stamps;
-  http::Response resp;
-  http::Error err = co_await client_.start(req, first_deadline, stamps, resp);
-  t.resolved = stamps.resolved;
-  t.connected = stamps.connected;
-  t.tls_done = stamps.tls_done;
-  t.request_sent = stamps.request_sent;
-  t.headers = stamps.headers;
-  if (err) {
-    fail(reason_for(err.kind, true, first_deadline == total_deadline), err.detail);
+// Connect and send, then the answer: an error body, a wrong content type, or
+// the stream.
+boost::asio::awaitable<bool> Prober::exchange(const http::Request& request, Attempt& a) {
+  if (!co_await start(request, a)) co_return false;
+  const int status = a.ending.http_status;
+  if (status < 200 || status > 299) co_return co_await read_error_body(a);
+  if (!a.ending.event_stream) {
     client_.finish(false);
     co_return false;
   }
-  r.http_status = resp.status;
-
-  if (resp.status < 200 || resp.status > 299) {
-    // Read a bounded error body: it names the problem, and tells us when the
-    // server rejects stream_options.
-    std::string body;
-    bool done = false;
-    TimePoint arrival{};
-    const TimePoint deadline = std::min(total_deadline, Clock::now() + std::chrono::seconds(5));
-    while (!done && body.size() < 65536) {
-      if (co_await client_.read(deadline, body, arrival, done)) break;
-    }
-    client_.finish(done);
-    if (resp.status == 400 && include_usage_ && body.find("stream_options") != std::string::npos) {
-      include_usage_ = false;  // remembered for this target from now on
-      co_return true;
-    }
-    fail(reason_for_status(resp.status), "HTTP " + std::to_string(resp.status));
-    co_return false;
-  }
-  if (!starts_with_icase(resp.content_type, "text/event-stream")) {
-    client_.finish(false);
-    fail(FailureReason::protocol,
-         "unexpected content-type '" + resp.content_type.substr(0, 64) + "'");
-    co_return false;
-  }
-
-  sse::Decoder decoder(target_.max_event_bytes);
-  bool ended = false;  // [DONE]
-  bool body_done = false;
-  FailureReason stream_failure = FailureReason::none;
-  std::string detail;
-  TimePoint arrival{};
-  while (!ended && !body_done && stream_failure == FailureReason::none) {
-    const bool before_first = t.content_arrivals.empty();
-    const TimePoint idle_deadline =
-        before_first ? first_deadline
-                     : std::min(total_deadline, t.content_arrivals.back() + target_.timeout.idle);
-    body_.clear();
-    err = co_await client_.read(idle_deadline, body_, arrival, body_done);
-    if (!body_.empty()) {
-      const auto status = decoder.feed(body_, [&](const sse::Event& ev) {
-        if (ended || stream_failure != FailureReason::none) return;
-        const api::EventMeaning m = adapter_->interpret(ev);
-        if (m.protocol_error) {
-          stream_failure = FailureReason::protocol;
-          detail = "malformed event";
-          return;
-        }
-        if (m.upstream_error) {
-          stream_failure = FailureReason::upstream_error;
-          detail = m.error_message;
-          return;
-        }
-        if (m.content) t.content_arrivals.push_back(arrival);
-        if (m.reasoning && !t.first_reasoning) t.first_reasoning = arrival;
-        if (m.usage) {
-          if (m.usage->prompt_tokens >= 0) r.prompt_tokens = m.usage->prompt_tokens;
-          if (m.usage->completion_tokens >= 0) r.completion_tokens = m.usage->completion_tokens;
-        }
-        if (!m.finish_reason.empty()) r.finish_reason = m.finish_reason;
-        if (m.done) {
-          ended = true;
-          t.end = arrival;
-        }
-      });
-      if (status == sse::Status::event_too_large && stream_failure == FailureReason::none) {
-        stream_failure = FailureReason::protocol;
-        detail = "event larger than max_event_bytes";
-      }
-    }
-    if (err && !ended && stream_failure == FailureReason::none) {
-      const bool total_bound =
-          before_first ? first_deadline == total_deadline : idle_deadline == total_deadline;
-      fail(reason_for(err.kind, before_first, total_bound), err.detail);
-      client_.finish(false);
-      co_return false;
-    }
-  }
-  if (stream_failure != FailureReason::none) {
-    t.end = arrival;
-    client_.finish(false);
-    fail(stream_failure, detail);
-    co_return false;
-  }
-  if (!ended) {
-    // The body ended without [DONE]: a clean end only if the answer finished.
-    t.end = arrival;
-    client_.finish(false);
-    if (r.finish_reason.empty() || decoder.has_partial_event()) {
-      fail(FailureReason::truncated, "stream ended before the end marker");
-      co_return false;
-    }
-  } else {
-    // Drain the rest of the body (usually just the last chunk marker) so the
-    // connection can be reused; this never touches the probe's clock.
-    const TimePoint drain_deadline =
-        std::min(total_deadline, Clock::now() + std::chrono::seconds(1));
-    std::string rest;
-    TimePoint ignored{};
-    while (!body_done) {
-      rest.clear();
-      if (co_await client_.read(drain_deadline, rest, ignored, body_done)) break;
-    }
-    client_.finish(body_done);
-  }
-  r.ok = true;
+  co_await stream(a);
+  co_await finish_stream(a);
   co_return false;
+}
+
+// Resolve, connect, TLS, send, read headers (the client's steps); false when
+// one failed.
+boost::asio::awaitable<bool> Prober::start(const http::Request& request, Attempt& a) {
+  const Deadlines::Bound bound = a.deadlines.next(std::nullopt);
+  http::Started started = co_await client_.start(request, bound.at);
+  a.t.resolved = started.stamps.resolved;
+  a.t.connected = started.stamps.connected;
+  a.t.tls_done = started.stamps.tls_done;
+  a.t.request_sent = started.stamps.request_sent;
+  a.t.headers = started.stamps.headers;
+  if (!started.response) {
+    a.record(started.response.fault(), bound.which);
+    client_.finish(false);
+    co_return false;
+  }
+  const http::Response& response = started.response.value();
+  a.r.http_status = a.ending.http_status = response.status;
+  a.ending.event_stream = text::istarts_with(response.content_type, "text/event-stream");
+  if (!a.ending.event_stream)
+    a.detail = "unexpected content-type '" + response.content_type.substr(0, 64) + "'";
+  co_return true;
+}
+
+// A bounded error body: it names the problem, and tells us when the server
+// rejects stream_options (then true: retry without it).
+boost::asio::awaitable<bool> Prober::read_error_body(Attempt& a) {
+  std::string body;
+  bool done = false;
+  const TimePoint deadline = std::min(a.deadlines.total, Clock::now() + std::chrono::seconds(5));
+  while (!done && body.size() < 65536) {
+    auto chunk = co_await client_.read(deadline);
+    if (!chunk) break;
+    body += chunk->bytes;
+    done = chunk->body_done;
+  }
+  client_.finish(done);
+  const int status = a.ending.http_status;
+  if (status == 400 && include_usage_ && body.find("stream_options") != std::string::npos) {
+    include_usage_ = false;  // remembered for this target from now on
+    co_return true;
+  }
+  a.detail = "HTTP " + std::to_string(status);
+  co_return false;
+}
+
+// Reads until the stream says how it ends, the body ends, or a read fails;
+// each read runs against the deadline that applies now.
+boost::asio::awaitable<void> Prober::stream(Attempt& a) {
+  while (!a.body_done && !a.stream_over()) {
+    std::optional<TimePoint> last;
+    if (!a.t.content_arrivals.empty()) last = a.t.content_arrivals.back();
+    const Deadlines::Bound bound = a.deadlines.next(last);
+    auto chunk = co_await client_.read(bound.at);
+    if (!chunk) {
+      a.record(chunk.fault(), bound.which);
+      co_return;
+    }
+    a.arrival = chunk->arrival;
+    a.body_done = chunk->body_done;
+    if (!chunk->bytes.empty()) feed(chunk->bytes, a);
+  }
+}
+
+void Prober::feed(std::string_view bytes, Attempt& a) {
+  const auto status = a.decoder.feed(bytes, [&](const sse::Event& ev) { take(ev, a); });
+  if (status == sse::Status::event_too_large && !a.stream_over()) {
+    a.ending.event_too_large = true;
+    a.detail = "event larger than max_event_bytes";
+  }
+}
+
+// One event: every event of a read carries that read's arrival instant.
+void Prober::take(const sse::Event& ev, Attempt& a) {
+  if (a.stream_over()) return;
+  const api::EventMeaning m = adapter_->interpret(ev);
+  if (m.protocol_error) {
+    a.ending.malformed_event = true;
+    a.detail = "malformed event";
+    return;
+  }
+  if (m.upstream_error) {
+    a.ending.upstream_error = true;
+    a.detail = m.error_message;
+    return;
+  }
+  if (m.content) a.t.content_arrivals.push_back(a.arrival);
+  if (m.reasoning && !a.t.first_reasoning) a.t.first_reasoning = a.arrival;
+  if (m.usage) {
+    if (m.usage->prompt_tokens >= 0) a.r.prompt_tokens = m.usage->prompt_tokens;
+    if (m.usage->completion_tokens >= 0) a.r.completion_tokens = m.usage->completion_tokens;
+  }
+  if (!m.finish_reason.empty()) a.r.finish_reason = m.finish_reason;
+  if (m.done) {
+    a.ending.end_marker = true;
+    a.t.end = a.arrival;
+  }
+}
+
+// After the end marker, drains the rest of the body (usually just the last
+// chunk marker) so the connection can be reused; this never touches the
+// probe's clock. Otherwise the stream ended at the latest read (or failed).
+boost::asio::awaitable<void> Prober::finish_stream(Attempt& a) {
+  const bool clean_end = a.ending.end_marker;
+  if (!clean_end) {
+    if (!a.ending.fault) a.t.end = a.arrival;
+    client_.finish(false);
+    co_return;
+  }
+  const TimePoint deadline = std::min(a.deadlines.total, Clock::now() + std::chrono::seconds(1));
+  while (!a.body_done) {
+    auto chunk = co_await client_.read(deadline);
+    if (!chunk) break;
+    a.body_done = chunk->body_done;
+  }
+  client_.finish(a.body_done);
+}
+
+void Prober::conclude(Attempt& a) {
+  a.ending.finish_reason = !a.r.finish_reason.empty();
+  a.ending.partial_event = a.decoder.has_partial_event();
+  a.r.reason = triage(a.ending);
+  a.r.ok = a.r.reason == FailureReason::none;
+  if (a.r.ok) return;
+  const bool ended_early = a.r.reason == FailureReason::truncated && !a.ending.fault;
+  a.r.error_detail = ended_early ? "stream ended before the end marker" : std::move(a.detail);
+  if (!a.t.end) a.t.end = Clock::now();
 }
 
 }  // namespace lse::probe

@@ -7,12 +7,14 @@
 #include <boost/asio/io_context.hpp>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "api/adapter.hpp"
 #include "config/config.hpp"
 #include "http/client.hpp"
 #include "probe/result.hpp"
 #include "probe/timeline.hpp"
+#include "sse/decoder.hpp"
 
 namespace lse::probe {
 
@@ -37,8 +39,21 @@ class Prober {
   bool include_usage() const { return include_usage_; }
 
  private:
+  struct Attempt;
+  // The steps of one attempt, in clock order. True from attempt() and
+  // read_error_body(): try once more (the server rejected stream_options).
   boost::asio::awaitable<bool> attempt(const config::Prompt& prompt, ProbeResult& result,
                                        Timeline& timeline);
+  void label(const config::Prompt& prompt, ProbeResult& result) const;
+  http::Request build_request(const config::Prompt& prompt) const;
+  boost::asio::awaitable<bool> exchange(const http::Request& request, Attempt& a);
+  boost::asio::awaitable<bool> start(const http::Request& request, Attempt& a);
+  boost::asio::awaitable<bool> read_error_body(Attempt& a);
+  boost::asio::awaitable<void> stream(Attempt& a);
+  void feed(std::string_view bytes, Attempt& a);
+  void take(const sse::Event& event, Attempt& a);
+  boost::asio::awaitable<void> finish_stream(Attempt& a);
+  static void conclude(Attempt& a);
 
   config::Target target_;
   std::string host_label_;
@@ -46,7 +61,6 @@ class Prober {
   std::unique_ptr<api::Adapter> adapter_;
   http::Client client_;
   bool include_usage_;
-  std::string body_;  // reused read buffer
 };
 
 }  // namespace lse::probe

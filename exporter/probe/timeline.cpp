@@ -20,13 +20,10 @@ double nearest_rank(const std::vector<double>& sorted, double q) {
   return sorted[rank - 1];
 }
 
-void summarize(const Timeline& t, double stall_threshold, ProbeResult& out) {
-  out.stall_threshold = stall_threshold;
-  const TimePoint end =
-      t.end.value_or(t.content_arrivals.empty() ? t.start : t.content_arrivals.back());
-  out.duration = seconds(t.start, end);
+namespace {
 
-  // Phases are consecutive: each starts where the previous present one ended.
+// Phases are consecutive: each starts where the previous present one ended.
+void summarize_phases(const Timeline& t, ProbeResult& out) {
   out.phases = {};
   TimePoint cursor = t.start;
   auto phase = [&](Phase p, const std::optional<TimePoint>& at) {
@@ -40,11 +37,9 @@ void summarize(const Timeline& t, double stall_threshold, ProbeResult& out) {
   phase(Phase::request, t.request_sent);
   phase(Phase::headers, t.headers);
   out.new_connection = t.connected.has_value();
+}
 
-  out.chunks = t.content_arrivals.size();
-  out.first_reasoning.reset();
-  if (t.first_reasoning) out.first_reasoning = seconds(t.start, *t.first_reasoning);
-
+void clear_stream_fields(ProbeResult& out) {
   out.gaps.clear();
   out.stalls = 0;
   out.stall_seconds = 0;
@@ -54,6 +49,41 @@ void summarize(const Timeline& t, double stall_threshold, ProbeResult& out) {
   out.ttft.reset();
   out.tail.reset();
   out.output_tokens_per_second.reset();
+}
+
+// Gaps between consecutive content chunks, stalls among them, and their
+// nearest-rank percentiles.
+void summarize_gaps(const std::vector<TimePoint>& arrivals, double stall_threshold,
+                    ProbeResult& out) {
+  out.gaps.reserve(arrivals.size() - 1);
+  for (std::size_t i = 1; i < arrivals.size(); ++i) {
+    const double gap = seconds(arrivals[i - 1], arrivals[i]);
+    out.gaps.push_back(gap);
+    if (gap >= stall_threshold) {
+      ++out.stalls;
+      out.stall_seconds += gap;
+    }
+  }
+  if (out.gaps.empty()) return;
+  std::vector<double> sorted = out.gaps;
+  std::sort(sorted.begin(), sorted.end());
+  out.gap_p50 = nearest_rank(sorted, 0.50);
+  out.gap_p95 = nearest_rank(sorted, 0.95);
+  out.gap_max = sorted.back();
+}
+
+}  // namespace
+
+void summarize(const Timeline& t, double stall_threshold, ProbeResult& out) {
+  out.stall_threshold = stall_threshold;
+  const TimePoint end =
+      t.end.value_or(t.content_arrivals.empty() ? t.start : t.content_arrivals.back());
+  out.duration = seconds(t.start, end);
+  summarize_phases(t, out);
+  out.chunks = t.content_arrivals.size();
+  out.first_reasoning.reset();
+  if (t.first_reasoning) out.first_reasoning = seconds(t.start, *t.first_reasoning);
+  clear_stream_fields(out);
   if (t.content_arrivals.empty()) return;
 
   const TimePoint first = t.content_arrivals.front();
@@ -62,23 +92,7 @@ void summarize(const Timeline& t, double stall_threshold, ProbeResult& out) {
   if (t.headers)
     out.phases[static_cast<std::size_t>(Phase::first_token)] = seconds(*t.headers, first);
   if (t.end) out.tail = seconds(last, *t.end);
-
-  out.gaps.reserve(t.content_arrivals.size() - 1);
-  for (std::size_t i = 1; i < t.content_arrivals.size(); ++i) {
-    const double gap = seconds(t.content_arrivals[i - 1], t.content_arrivals[i]);
-    out.gaps.push_back(gap);
-    if (gap >= stall_threshold) {
-      ++out.stalls;
-      out.stall_seconds += gap;
-    }
-  }
-  if (!out.gaps.empty()) {
-    std::vector<double> sorted = out.gaps;
-    std::sort(sorted.begin(), sorted.end());
-    out.gap_p50 = nearest_rank(sorted, 0.50);
-    out.gap_p95 = nearest_rank(sorted, 0.95);
-    out.gap_max = sorted.back();
-  }
+  summarize_gaps(t.content_arrivals, stall_threshold, out);
   const double generation = seconds(first, last);
   if (out.completion_tokens > 0 && generation > 0)
     out.output_tokens_per_second = static_cast<double>(out.completion_tokens) / generation;

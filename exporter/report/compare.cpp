@@ -181,6 +181,87 @@ Interval bootstrap_interval(const std::vector<double>& a, const std::vector<doub
   return out;
 }
 
+namespace {
+
+// The values of one clock part over a series' successful rows.
+std::vector<double> part_values(const Series& s, ClockPart p) {
+  std::vector<double> out;
+  for (auto* r : s.rows)
+    if (r->ok)
+      if (auto v = part_value(*r, p)) out.push_back(*v);
+  return out;
+}
+
+// One part, one statistic: A, B, the change and its widened bootstrap CI.
+PartChange part_change(const Series& sa, ClockPart p, Statistic st, const std::vector<double>& va,
+                       const std::vector<double>& vb, const CompareOptions& o) {
+  PartChange c;
+  c.part = p;
+  c.statistic = st;
+  c.n_a = va.size();
+  c.n_b = vb.size();
+  c.comparable = !va.empty() && !vb.empty();
+  if (!c.comparable) return c;
+  auto sa_sorted = va, sb_sorted = vb;
+  c.a = statistic_in_place(sa_sorted, st);
+  c.b = statistic_in_place(sb_sorted, st);
+  c.change = c.b - c.a;
+  const auto stream =
+      fnv1a(fmt::format("{}/{}/{}/{}", sa.target, sa.prompt, to_string(p), to_string(st)));
+  const Interval ci = bootstrap_interval(va, vb, st, o, stream);
+  c.bootstrap_low = ci.low;
+  c.bootstrap_high = ci.high;
+  const double widen = is_count(p) ? 0.0 : o.resolution_seconds;
+  c.ci_low = ci.low - widen;
+  c.ci_high = ci.high + widen;
+  c.moved = c.ci_low > 0 || c.ci_high < 0;
+  return c;
+}
+
+void note_moved(SeriesComparison& sc, const PartChange& c) {
+  switch (c.part) {
+    case ClockPart::ttft: sc.ttft_moved |= c.moved; break;
+    case ClockPart::gap_p50:
+    case ClockPart::gap_p95:
+    case ClockPart::gap_max:
+    case ClockPart::stalls: sc.gaps_moved |= c.moved; break;
+    case ClockPart::tail: sc.tail_moved |= c.moved; break;
+    case ClockPart::duration: sc.duration_moved |= c.moved; break;
+  }
+}
+
+SeriesComparison compare_series(const Series& sa, const Series& sb, const CompareOptions& o) {
+  SeriesComparison sc;
+  sc.target = sa.target == sb.target ? sa.target : sa.target + " → " + sb.target;
+  sc.prompt = sa.prompt;
+  sc.rows_a = sa.rows.size();
+  sc.rows_b = sb.rows.size();
+  for (auto* r : sa.rows) sc.ok_a += r->ok;
+  for (auto* r : sb.rows) sc.ok_b += r->ok;
+  for (ClockPart p : kAllClockParts) {
+    const std::vector<double> va = part_values(sa, p), vb = part_values(sb, p);
+    for (Statistic st : {Statistic::median, Statistic::p95}) {
+      sc.changes.push_back(part_change(sa, p, st, va, vb, o));
+      note_moved(sc, sc.changes.back());
+    }
+  }
+  return sc;
+}
+
+// One line over all series: the single verdict, the shared one, or each in turn.
+std::string overall_verdict(const std::vector<SeriesComparison>& series, std::size_t classes) {
+  if (series.empty()) return "nothing to compare: A and B have no target/prompt in common";
+  if (series.size() == 1) return series[0].verdict;
+  // Same class everywhere: the first series' sentence stands for all.
+  if (classes == 1) return series[0].verdict + fmt::format(" (all {} prompts)", series.size());
+  std::string out = "mixed: ";
+  for (std::size_t i = 0; i < series.size(); ++i)
+    out += fmt::format("{}{}: {}", i ? "; " : "", series[i].prompt, series[i].verdict);
+  return out;
+}
+
+}  // namespace
+
 Comparison compare(const std::vector<probe::ProbeResult>& a,
                    const std::vector<probe::ProbeResult>& b, const CompareOptions& o) {
   Comparison out;
@@ -193,81 +274,17 @@ Comparison compare(const std::vector<probe::ProbeResult>& a,
   for (const auto& [key, sb] : gb)
     if (!ga.count(key)) out.only_in_b.push_back(sb.target + "/" + sb.prompt);
 
-  std::map<std::string, std::vector<std::string>> classes;  // class -> prompts
-  std::vector<std::string> class_order;
+  std::set<std::string> classes;
   for (const auto& [key, sa] : ga) {
     auto it = gb.find(key);
     if (it == gb.end()) continue;
-    const Series& sb = it->second;
-    SeriesComparison sc;
-    sc.target = sa.target == sb.target ? sa.target : sa.target + " → " + sb.target;
-    sc.prompt = sa.prompt;
-    sc.rows_a = sa.rows.size();
-    sc.rows_b = sb.rows.size();
-    for (auto* r : sa.rows) sc.ok_a += r->ok;
-    for (auto* r : sb.rows) sc.ok_b += r->ok;
-    for (ClockPart p : kAllClockParts) {
-      std::vector<double> va, vb;
-      for (auto* r : sa.rows)
-        if (r->ok)
-          if (auto v = part_value(*r, p)) va.push_back(*v);
-      for (auto* r : sb.rows)
-        if (r->ok)
-          if (auto v = part_value(*r, p)) vb.push_back(*v);
-      for (Statistic st : {Statistic::median, Statistic::p95}) {
-        PartChange c;
-        c.part = p;
-        c.statistic = st;
-        c.n_a = va.size();
-        c.n_b = vb.size();
-        c.comparable = !va.empty() && !vb.empty();
-        if (c.comparable) {
-          auto sa_sorted = va, sb_sorted = vb;
-          c.a = statistic_in_place(sa_sorted, st);
-          c.b = statistic_in_place(sb_sorted, st);
-          c.change = c.b - c.a;
-          const auto stream =
-              fnv1a(fmt::format("{}/{}/{}/{}", sa.target, sa.prompt, to_string(p), to_string(st)));
-          const Interval ci = bootstrap_interval(va, vb, st, o, stream);
-          c.bootstrap_low = ci.low;
-          c.bootstrap_high = ci.high;
-          const double widen = is_count(p) ? 0.0 : o.resolution_seconds;
-          c.ci_low = ci.low - widen;
-          c.ci_high = ci.high + widen;
-          c.moved = c.ci_low > 0 || c.ci_high < 0;
-        }
-        switch (p) {
-          case ClockPart::ttft: sc.ttft_moved |= c.moved; break;
-          case ClockPart::gap_p50:
-          case ClockPart::gap_p95:
-          case ClockPart::gap_max:
-          case ClockPart::stalls: sc.gaps_moved |= c.moved; break;
-          case ClockPart::tail: sc.tail_moved |= c.moved; break;
-          case ClockPart::duration: sc.duration_moved |= c.moved; break;
-        }
-        sc.changes.push_back(c);
-      }
-    }
+    SeriesComparison sc = compare_series(sa, it->second, o);
     auto [cls, sentence] = verdict_for(sc);
     sc.verdict = sentence;
-    if (!classes.count(cls)) class_order.push_back(cls);
-    classes[cls].push_back(sc.prompt);
+    classes.insert(cls);
     out.series.push_back(std::move(sc));
   }
-
-  if (out.series.empty()) {
-    out.verdict = "nothing to compare: A and B have no target/prompt in common";
-  } else if (out.series.size() == 1) {
-    out.verdict = out.series[0].verdict;
-  } else if (classes.size() == 1) {
-    // Same class everywhere: the first series' sentence stands for all.
-    out.verdict = out.series[0].verdict + fmt::format(" (all {} prompts)", out.series.size());
-  } else {
-    out.verdict = "mixed: ";
-    for (std::size_t i = 0; i < out.series.size(); ++i)
-      out.verdict +=
-          fmt::format("{}{}: {}", i ? "; " : "", out.series[i].prompt, out.series[i].verdict);
-  }
+  out.verdict = overall_verdict(out.series, classes.size());
   return out;
 }
 
@@ -309,44 +326,52 @@ std::string render_text(const Comparison& c, const std::string& label_a,
   return out;
 }
 
+namespace {
+
+json::Value change_json(const PartChange& ch) {
+  const double scale = is_count(ch.part) ? 1.0 : 1e3;
+  json::Object o{{"part", std::string(to_string(ch.part))},
+                 {"statistic", std::string(to_string(ch.statistic))},
+                 {"unit", is_count(ch.part) ? "count" : "ms"},
+                 {"n_a", static_cast<std::int64_t>(ch.n_a)},
+                 {"n_b", static_cast<std::int64_t>(ch.n_b)}};
+  if (!ch.comparable) {
+    o.emplace_back("moved", nullptr);
+    return o;
+  }
+  o.emplace_back("a", ch.a * scale);
+  o.emplace_back("b", ch.b * scale);
+  o.emplace_back("change", ch.change * scale);
+  o.emplace_back("ci_low", ch.ci_low * scale);
+  o.emplace_back("ci_high", ch.ci_high * scale);
+  o.emplace_back("bootstrap_low", ch.bootstrap_low * scale);
+  o.emplace_back("bootstrap_high", ch.bootstrap_high * scale);
+  o.emplace_back("moved", ch.moved);
+  return o;
+}
+
+json::Value series_json(const SeriesComparison& s) {
+  json::Array changes;
+  for (const auto& ch : s.changes) changes.push_back(change_json(ch));
+  return json::Object{{"target", s.target},
+                      {"prompt", s.prompt},
+                      {"rows_a", static_cast<std::int64_t>(s.rows_a)},
+                      {"rows_b", static_cast<std::int64_t>(s.rows_b)},
+                      {"ok_a", static_cast<std::int64_t>(s.ok_a)},
+                      {"ok_b", static_cast<std::int64_t>(s.ok_b)},
+                      {"ttft_moved", s.ttft_moved},
+                      {"gaps_moved", s.gaps_moved},
+                      {"tail_moved", s.tail_moved},
+                      {"duration_moved", s.duration_moved},
+                      {"verdict", s.verdict},
+                      {"changes", std::move(changes)}};
+}
+
+}  // namespace
+
 json::Value to_json(const Comparison& c, const std::string& label_a, const std::string& label_b) {
   json::Array series;
-  for (const auto& s : c.series) {
-    json::Array changes;
-    for (const auto& ch : s.changes) {
-      const double scale = is_count(ch.part) ? 1.0 : 1e3;
-      json::Object o{{"part", std::string(to_string(ch.part))},
-                     {"statistic", std::string(to_string(ch.statistic))},
-                     {"unit", is_count(ch.part) ? "count" : "ms"},
-                     {"n_a", static_cast<std::int64_t>(ch.n_a)},
-                     {"n_b", static_cast<std::int64_t>(ch.n_b)}};
-      if (ch.comparable) {
-        o.emplace_back("a", ch.a * scale);
-        o.emplace_back("b", ch.b * scale);
-        o.emplace_back("change", ch.change * scale);
-        o.emplace_back("ci_low", ch.ci_low * scale);
-        o.emplace_back("ci_high", ch.ci_high * scale);
-        o.emplace_back("bootstrap_low", ch.bootstrap_low * scale);
-        o.emplace_back("bootstrap_high", ch.bootstrap_high * scale);
-        o.emplace_back("moved", ch.moved);
-      } else {
-        o.emplace_back("moved", nullptr);
-      }
-      changes.push_back(std::move(o));
-    }
-    series.push_back(json::Object{{"target", s.target},
-                                  {"prompt", s.prompt},
-                                  {"rows_a", static_cast<std::int64_t>(s.rows_a)},
-                                  {"rows_b", static_cast<std::int64_t>(s.rows_b)},
-                                  {"ok_a", static_cast<std::int64_t>(s.ok_a)},
-                                  {"ok_b", static_cast<std::int64_t>(s.ok_b)},
-                                  {"ttft_moved", s.ttft_moved},
-                                  {"gaps_moved", s.gaps_moved},
-                                  {"tail_moved", s.tail_moved},
-                                  {"duration_moved", s.duration_moved},
-                                  {"verdict", s.verdict},
-                                  {"changes", std::move(changes)}});
-  }
+  for (const auto& s : c.series) series.push_back(series_json(s));
   json::Array only_a, only_b;
   for (const auto& s : c.only_in_a) only_a.push_back(s);
   for (const auto& s : c.only_in_b) only_b.push_back(s);

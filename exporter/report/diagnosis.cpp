@@ -1,10 +1,12 @@
-// The four shapes (DESIGN §7). Each rule reads WindowStats and says in plain
-// words which numbers met or missed which threshold; docs/diagnosis.md
-// explains the rules and the defaults.
+// The four shapes (DESIGN §7) as a table of rules (kRules below): each entry
+// is one shape with its condition, the thresholds it is held against, the
+// sentence that says why in plain words, and the numbers behind it.
+// docs/diagnosis.md explains the rules and the defaults.
 #include "report/diagnosis.hpp"
 
 #include <fmt/format.h>
 #include <algorithm>
+#include <iterator>
 
 #include "probe/timeline.hpp"
 #include "report/format.hpp"
@@ -110,136 +112,192 @@ GapShape gap_shape(const WindowStats& w, const config::DiagnosisThresholds& t) {
   return g;
 }
 
-std::string gap_words(const WindowStats& w, const GapShape& g) {
-  if (!w.gap_p50) return "no gaps (single-chunk answers)";
-  return fmt::format(
-      "gap p50 {}{}, p95 {} (p95/p50 {}), typical max {} (max/p50 {}), {} of probes stalled",
-      format_seconds(*w.gap_p50),
-      *w.gap_p50 < kGapFloorSeconds ? " (most chunks arrive together; ratios use 1 ms)" : "",
-      format_seconds(*w.gap_p95), format_ratio(g.ratio),
-      format_seconds(w.typical_max_gap.value_or(0)), format_ratio(g.max_ratio),
-      format_percent(w.stalled_share));
+// What every rule reads: the window's numbers, missing values as 0.
+struct Evidence {
+  const WindowStats& w;
+  double probes, ttft50, ttft95, dur50, dur95, gap50, gap95, typical_max;
+  double ttft_spread, dur_spread;  // p95/p50 (0 when p50 is 0)
+  GapShape gaps;
+};
+
+Evidence evidence_of(const WindowStats& w, const config::DiagnosisThresholds& t) {
+  const double ttft50 = w.ttft_p50.value_or(0), ttft95 = w.ttft_p95.value_or(0);
+  const double dur50 = w.duration_p50.value_or(0), dur95 = w.duration_p95.value_or(0);
+  return {w,
+          static_cast<double>(w.probes),
+          ttft50,
+          ttft95,
+          dur50,
+          dur95,
+          w.gap_p50.value_or(0),
+          w.gap_p95.value_or(0),
+          w.typical_max_gap.value_or(0),
+          ttft50 > 0 ? ttft95 / ttft50 : 0,
+          dur50 > 0 ? dur95 / dur50 : 0,
+          gap_shape(w, t)};
+}
+
+const char* cmp(bool above, const char* yes, const char* no) { return above ? yes : no; }
+
+// The transport rule's why: the gap numbers, then which of its four ways held.
+std::string transport_why(const Evidence& e, const config::DiagnosisThresholds& t) {
+  const GapShape& g = e.gaps;
+  std::vector<std::string> because;
+  if (g.fat_tail)
+    because.push_back(fmt::format("gap p95/p50 {} >= {}", format_ratio(g.ratio),
+                                  format_ratio(t.transport_gap_ratio)));
+  if (g.fat_max)
+    because.push_back(fmt::format("a typical stream's largest gap is a stall, {} x p50 >= {}",
+                                  format_ratio(g.max_ratio), format_ratio(t.transport_gap_ratio)));
+  if (g.stall_rule)
+    because.push_back(fmt::format("{} of probes stalled >= {}", format_percent(e.w.stalled_share),
+                                  format_percent(t.transport_min_stall_ratio)));
+  if (g.all_in_bursts)
+    because.push_back(
+        fmt::format("{} chunks per answer yet 95% of gaps under {}: the answer arrives in bursts",
+                    format_number(e.w.chunks_p50), format_seconds(kGapFloorSeconds)));
+  std::string why =
+      !e.w.gap_p50
+          ? std::string("no gaps (single-chunk answers)")
+          : fmt::format(
+                "gap p50 {}{}, p95 {} (p95/p50 {}), typical max {} (max/p50 {}), {} of "
+                "probes stalled",
+                format_seconds(e.gap50),
+                e.gap50 < kGapFloorSeconds ? " (most chunks arrive together; ratios use 1 ms)" : "",
+                format_seconds(e.gap95), format_ratio(g.ratio), format_seconds(e.typical_max),
+                format_ratio(g.max_ratio), format_percent(e.w.stalled_share));
+  for (std::size_t i = 0; i < because.size(); ++i) why += (i ? "; " : ": ") + because[i];
+  if (because.empty() && e.w.gap_p50)
+    why += fmt::format(": p95/p50 below {}, no typical stall, stalled share below {}",
+                       format_ratio(t.transport_gap_ratio),
+                       format_percent(t.transport_min_stall_ratio));
+  return why + fmt::format("; TTFT p50 {}", format_seconds(e.ttft50));
+}
+
+using Thresholds = config::DiagnosisThresholds;
+using Numbers = std::vector<std::pair<std::string, double>>;
+
+// One shape: when it holds, why (in words, with the thresholds), and the numbers behind it.
+struct Rule {
+  Shape shape;
+  bool (*holds)(const Evidence&, const Thresholds&);
+  std::string (*why)(const Evidence&, const Thresholds&);
+  Numbers (*numbers)(const Evidence&, const Thresholds&);
+};
+
+// The rules, in kAllShapes order. Thresholds are config values
+// (`diagnosis:`, defaults in config.hpp and docs/diagnosis.md).
+constexpr Rule kRules[] = {
+    {// queue: TTFT high, gaps tight. An answer delivered in one burst has
+     // "tight" gaps and a TTFT that contains the whole generation: that is
+     // buffering (transport), not a queue.
+     Shape::queue,
+     [](const Evidence& e, const Thresholds& t) {
+       return e.ttft50 > t.queue_ttft_seconds && e.gap95 < t.queue_gap_p95_seconds &&
+              !e.gaps.all_in_bursts;
+     },
+     [](const Evidence& e, const Thresholds& t) {
+       const bool slow = e.ttft50 > t.queue_ttft_seconds;
+       const bool tight = e.gap95 < t.queue_gap_p95_seconds;
+       return fmt::format("TTFT p50 {} {} {}; gap p95 {} {} {}{}", format_seconds(e.ttft50),
+                          cmp(slow, ">", "<="), format_seconds(t.queue_ttft_seconds),
+                          format_seconds(e.gap95), cmp(tight, "<", ">="),
+                          format_seconds(t.queue_gap_p95_seconds),
+                          slow && tight && e.gaps.all_in_bursts
+                              ? " but the answer arrives in one burst: the wait is buffering, "
+                                "not a queue"
+                              : "");
+     },
+     [](const Evidence& e, const Thresholds& t) {
+       return Numbers{{"probes", e.probes},
+                      {"ttft_p50_seconds", e.ttft50},
+                      {"gap_p95_seconds", e.gap95},
+                      {"queue_ttft_seconds", t.queue_ttft_seconds},
+                      {"queue_gap_p95_seconds", t.queue_gap_p95_seconds}};
+     }},
+    {// transport: the gap tail is fat against the gap median, in any of
+     // four ways (GapShape: fat tail, a typical stall, common stalls, bursts).
+     Shape::transport, [](const Evidence& e, const Thresholds&) { return e.gaps.holds(); },
+     transport_why,
+     [](const Evidence& e, const Thresholds& t) {
+       return Numbers{{"probes", e.probes},
+                      {"gap_p50_seconds", e.gap50},
+                      {"gap_p95_seconds", e.gap95},
+                      {"typical_max_gap_seconds", e.typical_max},
+                      {"gap_p95_ratio", e.gaps.ratio},
+                      {"max_gap_ratio", e.gaps.max_ratio},
+                      {"stalled_share", e.w.stalled_share},
+                      {"transport_gap_ratio", t.transport_gap_ratio},
+                      {"transport_min_stall_ratio", t.transport_min_stall_ratio}};
+     }},
+    {// long answer: TTFT and gaps flat, duration still high.
+     Shape::long_answer,
+     [](const Evidence& e, const Thresholds& t) {
+       return e.dur50 > t.long_answer_duration_seconds && !e.gaps.holds() &&
+              e.ttft50 <= t.queue_ttft_seconds;
+     },
+     [](const Evidence& e, const Thresholds& t) {
+       return fmt::format(
+           "duration p50 {} {} {}; {} chunks per answer; gaps {}; TTFT p50 {} {} {}",
+           format_seconds(e.dur50), cmp(e.dur50 > t.long_answer_duration_seconds, ">", "<="),
+           format_seconds(t.long_answer_duration_seconds), format_number(e.w.chunks_p50),
+           e.gaps.holds() ? "not flat (transport)" : "flat", format_seconds(e.ttft50),
+           cmp(e.ttft50 <= t.queue_ttft_seconds, "<=", ">"), format_seconds(t.queue_ttft_seconds));
+     },
+     [](const Evidence& e, const Thresholds& t) {
+       return Numbers{{"probes", e.probes},
+                      {"duration_p50_seconds", e.dur50},
+                      {"chunks_p50", e.w.chunks_p50},
+                      {"ttft_p50_seconds", e.ttft50},
+                      {"long_answer_duration_seconds", t.long_answer_duration_seconds}};
+     }},
+    {// shared capacity: identical runs spread widely (p95/p50 of TTFT or duration).
+     Shape::shared_capacity,
+     [](const Evidence& e, const Thresholds& t) {
+       return e.ttft_spread > t.spread_ratio || e.dur_spread > t.spread_ratio;
+     },
+     [](const Evidence& e, const Thresholds& t) {
+       return fmt::format(
+           "TTFT p95/p50 {} ({} / {}) {} {}; duration p95/p50 {} ({} / {}) {} {}",
+           format_ratio(e.ttft_spread), format_seconds(e.ttft95), format_seconds(e.ttft50),
+           cmp(e.ttft_spread > t.spread_ratio, ">", "<="), format_ratio(t.spread_ratio),
+           format_ratio(e.dur_spread), format_seconds(e.dur95), format_seconds(e.dur50),
+           cmp(e.dur_spread > t.spread_ratio, ">", "<="), format_ratio(t.spread_ratio));
+     },
+     [](const Evidence& e, const Thresholds& t) {
+       return Numbers{{"probes", e.probes},
+                      {"ttft_p50_seconds", e.ttft50},
+                      {"ttft_p95_seconds", e.ttft95},
+                      {"duration_p50_seconds", e.dur50},
+                      {"duration_p95_seconds", e.dur95},
+                      {"ttft_spread_ratio", e.ttft_spread},
+                      {"duration_spread_ratio", e.dur_spread},
+                      {"spread_ratio", t.spread_ratio}};
+     }},
+};
+static_assert(std::size(kRules) == kAllShapes.size());
+
+// Too few successful probes: every shape says so instead of guessing.
+std::vector<Verdict> no_verdicts(const WindowStats& w, const Thresholds& t) {
+  std::vector<Verdict> out;
+  for (Shape s : kAllShapes)
+    out.push_back({s,
+                   false,
+                   false,
+                   fmt::format("no verdict: {} successful probe{}, {} needed", w.probes,
+                               w.probes == 1 ? "" : "s", t.min_probes),
+                   {{"probes", static_cast<double>(w.probes)}}});
+  return out;
 }
 
 }  // namespace
 
 std::vector<Verdict> diagnose(const WindowStats& w, const config::DiagnosisThresholds& t) {
+  if (w.probes < static_cast<std::size_t>(std::max(t.min_probes, 1))) return no_verdicts(w, t);
+  const Evidence e = evidence_of(w, t);
   std::vector<Verdict> out;
-  for (Shape s : kAllShapes) {
-    Verdict v;
-    v.shape = s;
-    out.push_back(std::move(v));
-  }
-  if (w.probes < static_cast<std::size_t>(std::max(t.min_probes, 1))) {
-    for (auto& v : out) {
-      v.enough_probes = false;
-      v.why = fmt::format("no verdict: {} successful probe{}, {} needed", w.probes,
-                          w.probes == 1 ? "" : "s", t.min_probes);
-      v.numbers = {{"probes", static_cast<double>(w.probes)}};
-    }
-    return out;
-  }
-
-  const double ttft50 = w.ttft_p50.value_or(0), ttft95 = w.ttft_p95.value_or(0);
-  const double dur50 = w.duration_p50.value_or(0), dur95 = w.duration_p95.value_or(0);
-  const double gap95 = w.gap_p95.value_or(0);
-  const GapShape g = gap_shape(w, t);
-  const double probes = static_cast<double>(w.probes);
-
-  {  // queue: TTFT high, gaps tight
-    Verdict& v = out[0];
-    const bool slow = ttft50 > t.queue_ttft_seconds;
-    const bool tight = gap95 < t.queue_gap_p95_seconds;
-    // An answer delivered in one burst has "tight" gaps and a TTFT that
-    // contains the whole generation: that is buffering (transport), not a queue.
-    v.holds = slow && tight && !g.all_in_bursts;
-    v.why =
-        fmt::format("TTFT p50 {} {} {}; gap p95 {} {} {}", format_seconds(ttft50),
-                    slow ? ">" : "<=", format_seconds(t.queue_ttft_seconds), format_seconds(gap95),
-                    tight ? "<" : ">=", format_seconds(t.queue_gap_p95_seconds));
-    if (slow && tight && g.all_in_bursts)
-      v.why += " but the answer arrives in one burst: the wait is buffering, not a queue";
-    v.numbers = {{"probes", probes},
-                 {"ttft_p50_seconds", ttft50},
-                 {"gap_p95_seconds", gap95},
-                 {"queue_ttft_seconds", t.queue_ttft_seconds},
-                 {"queue_gap_p95_seconds", t.queue_gap_p95_seconds}};
-  }
-  {  // transport: the gap tail is fat against the gap median
-    Verdict& v = out[1];
-    v.holds = g.holds();
-    std::vector<std::string> because;
-    if (g.fat_tail)
-      because.push_back(fmt::format("gap p95/p50 {} >= {}", format_ratio(g.ratio),
-                                    format_ratio(t.transport_gap_ratio)));
-    if (g.fat_max)
-      because.push_back(fmt::format("a typical stream's largest gap is a stall, {} x p50 >= {}",
-                                    format_ratio(g.max_ratio),
-                                    format_ratio(t.transport_gap_ratio)));
-    if (g.stall_rule)
-      because.push_back(fmt::format("{} of probes stalled >= {}", format_percent(w.stalled_share),
-                                    format_percent(t.transport_min_stall_ratio)));
-    if (g.all_in_bursts)
-      because.push_back(
-          fmt::format("{} chunks per answer yet 95% of gaps under {}: the answer arrives in bursts",
-                      format_number(w.chunks_p50), format_seconds(kGapFloorSeconds)));
-    v.why = gap_words(w, g);
-    if (!because.empty()) {
-      v.why += ": ";
-      for (std::size_t i = 0; i < because.size(); ++i) v.why += (i ? "; " : "") + because[i];
-    } else if (w.gap_p50) {
-      v.why += fmt::format(": p95/p50 below {}, no typical stall, stalled share below {}",
-                           format_ratio(t.transport_gap_ratio),
-                           format_percent(t.transport_min_stall_ratio));
-    }
-    v.why += fmt::format("; TTFT p50 {}", format_seconds(ttft50));
-    v.numbers = {{"probes", probes},
-                 {"gap_p50_seconds", w.gap_p50.value_or(0)},
-                 {"gap_p95_seconds", gap95},
-                 {"typical_max_gap_seconds", w.typical_max_gap.value_or(0)},
-                 {"gap_p95_ratio", g.ratio},
-                 {"max_gap_ratio", g.max_ratio},
-                 {"stalled_share", w.stalled_share},
-                 {"transport_gap_ratio", t.transport_gap_ratio},
-                 {"transport_min_stall_ratio", t.transport_min_stall_ratio}};
-  }
-  {  // long answer: TTFT and gaps flat, duration still high
-    Verdict& v = out[2];
-    const bool long_ = dur50 > t.long_answer_duration_seconds;
-    const bool ttft_ok = ttft50 <= t.queue_ttft_seconds;
-    v.holds = long_ && !g.holds() && ttft_ok;
-    v.why = fmt::format(
-        "duration p50 {} {} {}; {} chunks per answer; gaps {}; TTFT p50 {} {} {}",
-        format_seconds(dur50), long_ ? ">" : "<=", format_seconds(t.long_answer_duration_seconds),
-        format_number(w.chunks_p50), g.holds() ? "not flat (transport)" : "flat",
-        format_seconds(ttft50), ttft_ok ? "<=" : ">", format_seconds(t.queue_ttft_seconds));
-    v.numbers = {{"probes", probes},
-                 {"duration_p50_seconds", dur50},
-                 {"chunks_p50", w.chunks_p50},
-                 {"ttft_p50_seconds", ttft50},
-                 {"long_answer_duration_seconds", t.long_answer_duration_seconds}};
-  }
-  {  // shared capacity: identical runs spread widely
-    Verdict& v = out[3];
-    const double ttft_ratio = ttft50 > 0 ? ttft95 / ttft50 : 0;
-    const double dur_ratio = dur50 > 0 ? dur95 / dur50 : 0;
-    const bool ttft_wide = ttft_ratio > t.spread_ratio;
-    const bool dur_wide = dur_ratio > t.spread_ratio;
-    v.holds = ttft_wide || dur_wide;
-    v.why = fmt::format("TTFT p95/p50 {} ({} / {}) {} {}; duration p95/p50 {} ({} / {}) {} {}",
-                        format_ratio(ttft_ratio), format_seconds(ttft95), format_seconds(ttft50),
-                        ttft_wide ? ">" : "<=", format_ratio(t.spread_ratio),
-                        format_ratio(dur_ratio), format_seconds(dur95), format_seconds(dur50),
-                        dur_wide ? ">" : "<=", format_ratio(t.spread_ratio));
-    v.numbers = {{"probes", probes},
-                 {"ttft_p50_seconds", ttft50},
-                 {"ttft_p95_seconds", ttft95},
-                 {"duration_p50_seconds", dur50},
-                 {"duration_p95_seconds", dur95},
-                 {"ttft_spread_ratio", ttft_ratio},
-                 {"duration_spread_ratio", dur_ratio},
-                 {"spread_ratio", t.spread_ratio}};
-  }
+  for (const Rule& rule : kRules)
+    out.push_back({rule.shape, rule.holds(e, t), true, rule.why(e, t), rule.numbers(e, t)});
   return out;
 }
 

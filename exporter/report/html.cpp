@@ -1,15 +1,17 @@
-// HTML report rendering: strings in, one HTML string out. Charts are plain
-// SVG drawn here (no chart library, nothing fetched), so the file opens the
-// same offline, in a mail attachment or in a CI artifact.
+// HTML report rendering: the summary view in, one HTML string out. It lays
+// out the figures and strings summarize() made; what it derives itself is
+// chart geometry only. Charts are plain SVG drawn here (no chart library,
+// nothing fetched), so the file opens the same offline, in a mail attachment
+// or in a CI artifact.
 #include "report/html.hpp"
 
 #include <fmt/format.h>
 #include <algorithm>
 #include <cmath>
-#include <ctime>
 #include <iterator>
 
 #include "report/format.hpp"
+#include "util/wall_clock.hpp"
 
 namespace lse::report {
 namespace {
@@ -20,15 +22,6 @@ constexpr double kRightPad = 24;
 constexpr double kPlotWidth = kWidth - kLabelWidth - kRightPad;
 
 using Out = std::back_insert_iterator<std::string>;
-
-std::string utc_time(double unix_seconds) {
-  const std::time_t t = static_cast<std::time_t>(unix_seconds);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[40];
-  std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
-  return buf;
-}
 
 // A "nice" tick step (1, 2 or 5 × 10^k) giving about `target` ticks over `range`.
 double nice_step(double range, int target) {
@@ -85,142 +78,195 @@ std::string run_tooltip(std::size_t i, const probe::ProbeResult& r) {
   return html_escape(s);
 }
 
+// The time axis of a timeline: run start (0) to the longest run, in plot x.
+struct TimelineScale {
+  double tmax = 0.001;
+  double x(double t) const { return kLabelWidth + t / tmax * kPlotWidth; }
+};
+
+// The waiting bar, the stalls and the chunk ticks of one run.
+void timeline_chunks(Out out, const probe::ProbeResult& r, const TimelineScale& sc,
+                     double stall_threshold) {
+  const auto at = arrivals(r);
+  if (at.empty()) return;
+  fmt::format_to(out, R"~(<rect class="wait" x="{:.1f}" y="4" width="{:.1f}" height="10"/>)~",
+                 sc.x(0), std::max(0.5, sc.x(at.front()) - sc.x(0)));
+  for (std::size_t k = 1; k < at.size(); ++k) {
+    if (r.gaps[k - 1] < stall_threshold) continue;
+    fmt::format_to(
+        out,
+        R"~(<rect class="stall" x="{:.1f}" y="2" width="{:.1f}" height="14"><title>stall {}</title></rect>)~",
+        sc.x(at[k - 1]), std::max(1.0, sc.x(at[k]) - sc.x(at[k - 1])),
+        format_seconds(r.gaps[k - 1]));
+  }
+  std::string d;
+  d.reserve(at.size() * 14);
+  for (double t : at) fmt::format_to(std::back_inserter(d), "M{:.1f} 3v12", sc.x(t));
+  fmt::format_to(out, R"~(<path class="ticks" d="{}"/>)~", d);
+}
+
+// The end of a run: a bar when it finished, a cross when it failed.
+void timeline_end(Out out, const probe::ProbeResult& r, const TimelineScale& sc) {
+  if (r.ok) {
+    fmt::format_to(out, R"~(<line class="end" x1="{0:.1f}" x2="{0:.1f}" y1="5" y2="13"/>)~",
+                   sc.x(r.duration));
+    return;
+  }
+  fmt::format_to(
+      out,
+      R"~(<path class="fail" d="M{0:.1f} 5l8 8M{0:.1f} 13l8 -8" transform="translate(-4 0)"/>)~",
+      sc.x(r.duration));
+}
+
+// One row of the timeline: label, life line, chunks, end.
+void timeline_run(Out out, const probe::ProbeResult& r, std::size_t i, std::size_t series_index,
+                  double y, const TimelineScale& sc, double stall_threshold) {
+  constexpr double kRow = 18;
+  fmt::format_to(
+      out,
+      R"~(<g class="run {}" data-run="{}" data-series="{}" data-ok="{}" transform="translate(0 {:.1f})">)~",
+      r.ok ? "ok" : "failed", i + 1, series_index, r.ok ? 1 : 0, y);
+  fmt::format_to(out, "<title>{}</title>", run_tooltip(i + 1, r));
+  fmt::format_to(out, R"~(<rect class="hit" x="0" y="0" width="{:.0f}" height="{:.0f}"/>)~", kWidth,
+                 kRow);
+  const std::string label =
+      r.ok ? fmt::format("#{}  TTFT {}", i + 1, r.ttft ? format_seconds(*r.ttft) : "-")
+           : fmt::format("#{}  {}", i + 1, probe::to_string(r.reason));
+  fmt::format_to(out, R"~(<text class="lbl{}" x="{:.0f}" y="13" text-anchor="end">{}</text>)~",
+                 r.ok ? "" : " bad", kLabelWidth - 8, html_escape(label));
+  fmt::format_to(out, R"~(<line class="life" x1="{:.1f}" x2="{:.1f}" y1="9" y2="9"/>)~", sc.x(0),
+                 sc.x(r.duration));
+  timeline_chunks(out, r, sc, stall_threshold);
+  timeline_end(out, r, sc);
+  fmt::format_to(out, "</g>");
+}
+
 void timeline(Out out, const SeriesSummary& s, std::size_t series_index) {
   constexpr double kRow = 18, kTop = 22, kBottom = 8;
+  TimelineScale sc;
   double tmax = 0;
   for (const auto& r : s.probes) tmax = std::max(tmax, r.duration);
-  tmax = std::max(tmax * 1.02, 0.001);
+  sc.tmax = std::max(tmax * 1.02, 0.001);
   const double height =
       kTop + kRow * static_cast<double>(std::max<std::size_t>(s.probes.size(), 1)) + kBottom;
   fmt::format_to(
       out,
       R"~(<svg class="chart timeline" viewBox="0 0 {:.0f} {:.0f}" role="img" aria-label="timeline of every run">)~",
       kWidth, height);
-  time_axis(out, tmax, kLabelWidth, kPlotWidth, 14, kTop - 4, height - kBottom);
-  const double thr = s.stall_threshold;
-  auto x = [&](double t) { return kLabelWidth + t / tmax * kPlotWidth; };
-  for (std::size_t i = 0; i < s.probes.size(); ++i) {
-    const auto& r = s.probes[i];
-    const double y = kTop + kRow * static_cast<double>(i);
-    fmt::format_to(
-        out,
-        R"~(<g class="run {}" data-run="{}" data-series="{}" data-ok="{}" transform="translate(0 {:.1f})">)~",
-        r.ok ? "ok" : "failed", i + 1, series_index, r.ok ? 1 : 0, y);
-    fmt::format_to(out, "<title>{}</title>", run_tooltip(i + 1, r));
-    fmt::format_to(out, R"~(<rect class="hit" x="0" y="0" width="{:.0f}" height="{:.0f}"/>)~",
-                   kWidth, kRow);
-    std::string label =
-        r.ok ? fmt::format("#{}  TTFT {}", i + 1, r.ttft ? format_seconds(*r.ttft) : "-")
-             : fmt::format("#{}  {}", i + 1, probe::to_string(r.reason));
-    fmt::format_to(out, R"~(<text class="lbl{}" x="{:.0f}" y="13" text-anchor="end">{}</text>)~",
-                   r.ok ? "" : " bad", kLabelWidth - 8, html_escape(label));
-    fmt::format_to(out, R"~(<line class="life" x1="{:.1f}" x2="{:.1f}" y1="9" y2="9"/>)~", x(0),
-                   x(r.duration));
-    const auto at = arrivals(r);
-    if (!at.empty()) {
-      fmt::format_to(out, R"~(<rect class="wait" x="{:.1f}" y="4" width="{:.1f}" height="10"/>)~",
-                     x(0), std::max(0.5, x(at.front()) - x(0)));
-      for (std::size_t k = 1; k < at.size(); ++k) {
-        if (r.gaps[k - 1] < thr) continue;
-        fmt::format_to(
-            out,
-            R"~(<rect class="stall" x="{:.1f}" y="2" width="{:.1f}" height="14"><title>stall {}</title></rect>)~",
-            x(at[k - 1]), std::max(1.0, x(at[k]) - x(at[k - 1])), format_seconds(r.gaps[k - 1]));
-      }
-      std::string d;
-      d.reserve(at.size() * 14);
-      for (double t : at) fmt::format_to(std::back_inserter(d), "M{:.1f} 3v12", x(t));
-      fmt::format_to(out, R"~(<path class="ticks" d="{}"/>)~", d);
-    }
-    if (r.ok) {
-      fmt::format_to(out, R"~(<line class="end" x1="{0:.1f}" x2="{0:.1f}" y1="5" y2="13"/>)~",
-                     x(r.duration));
-    } else {
-      const double xe = x(r.duration);
-      fmt::format_to(
-          out,
-          R"~(<path class="fail" d="M{0:.1f} 5l8 8M{0:.1f} 13l8 -8" transform="translate(-4 0)"/>)~",
-          xe);
-    }
-    out = fmt::format_to(out, "</g>");
-  }
-  out = fmt::format_to(out, "</svg>");
+  time_axis(out, sc.tmax, kLabelWidth, kPlotWidth, 14, kTop - 4, height - kBottom);
+  for (std::size_t i = 0; i < s.probes.size(); ++i)
+    timeline_run(out, s.probes[i], i, series_index, kTop + kRow * static_cast<double>(i), sc,
+                 s.stall_threshold);
+  fmt::format_to(out, "</svg>");
 }
 
-void gap_histogram(Out out, const SeriesSummary& s, const std::vector<double>& bucket_edges) {
-  std::vector<double> gaps;
-  for (const auto& r : s.probes)
-    if (r.ok) gaps.insert(gaps.end(), r.gaps.begin(), r.gaps.end());
-  // Bins: (edge[i-1], edge[i]] with edge[-1] = 0 (inclusive), last = +Inf.
-  std::vector<double> edges = bucket_edges;
-  std::vector<std::size_t> counts(edges.size() + 1, 0);
-  for (double g : gaps) {
-    const auto it = std::lower_bound(edges.begin(), edges.end(), g);
-    ++counts[static_cast<std::size_t>(it - edges.begin())];
-  }
-  const double thr = s.stall_threshold;
-  std::size_t thr_bin =
-      static_cast<std::size_t>(std::lower_bound(edges.begin(), edges.end(), thr) - edges.begin());
-  std::size_t last = 0;
-  for (std::size_t i = 0; i < counts.size(); ++i)
-    if (counts[i]) last = i;
-  const std::size_t shown = std::min(counts.size(), std::max(last, thr_bin) + 2);
-  const std::size_t cmax =
-      std::max<std::size_t>(1, *std::max_element(counts.begin(), counts.end()));
+// The gaps of the successful runs, binned like the gap histogram metric:
+// bins (edge[i-1], edge[i]] with edge[-1] = 0 (inclusive), the last one +Inf.
+struct GapBins {
+  std::vector<double> edges;
+  std::vector<std::size_t> counts;
+  std::size_t gaps = 0;
+  std::size_t threshold_bin = 0;  // the bin the stall threshold falls in
+  std::size_t shown = 0;          // bins drawn: up to the last non-empty one or the threshold, +1
+  std::size_t max_count = 1;
+};
 
-  constexpr double kH = 170, kTop = 14, kBottom = 34, kLeft = 52;
-  const double w = kWidth - kLeft - kRightPad, ph = kH - kTop - kBottom;
-  const double bw = w / static_cast<double>(shown);
-  fmt::format_to(
-      out,
-      R"~(<svg class="chart hist" viewBox="0 0 {:.0f} {:.0f}" role="img" aria-label="gap distribution">)~",
-      kWidth, kH);
+GapBins bin_gaps(const SeriesSummary& s, const std::vector<double>& bucket_edges) {
+  GapBins b;
+  b.edges = bucket_edges;
+  b.counts.assign(b.edges.size() + 1, 0);
+  for (const auto& r : s.probes) {
+    if (!r.ok) continue;
+    for (double g : r.gaps) {
+      const auto it = std::lower_bound(b.edges.begin(), b.edges.end(), g);
+      ++b.counts[static_cast<std::size_t>(it - b.edges.begin())];
+      ++b.gaps;
+    }
+  }
+  b.threshold_bin = static_cast<std::size_t>(
+      std::lower_bound(b.edges.begin(), b.edges.end(), s.stall_threshold) - b.edges.begin());
+  std::size_t last = 0;
+  for (std::size_t i = 0; i < b.counts.size(); ++i)
+    if (b.counts[i]) last = i;
+  b.shown = std::min(b.counts.size(), std::max(last, b.threshold_bin) + 2);
+  b.max_count = std::max<std::size_t>(1, *std::max_element(b.counts.begin(), b.counts.end()));
+  return b;
+}
+
+// Histogram plot geometry.
+struct HistFrame {
+  static constexpr double kH = 170, kTop = 14, kBottom = 34, kLeft = 52;
+  double w = kWidth - kLeft - kRightPad, ph = kH - kTop - kBottom, bw = 1;
+};
+
+void hist_axes(Out out, const HistFrame& f, std::size_t max_count) {
   fmt::format_to(out, R"~(<text class="tick" x="{:.0f}" y="{:.0f}" text-anchor="end">{}</text>)~",
-                 kLeft - 6, kTop + 4, cmax);
+                 f.kLeft - 6, f.kTop + 4, max_count);
   fmt::format_to(out, R"~(<text class="tick" x="{:.0f}" y="{:.0f}" text-anchor="end">0</text>)~",
-                 kLeft - 6, kTop + ph);
+                 f.kLeft - 6, f.kTop + f.ph);
   fmt::format_to(out,
                  R"~(<line class="grid" x1="{0:.0f}" x2="{1:.0f}" y1="{2:.1f}" y2="{2:.1f}"/>)~",
-                 kLeft, kLeft + w, kTop + ph);
-  for (std::size_t i = 0; i < shown; ++i) {
-    const double lo = i == 0 ? 0 : edges[i - 1];
-    const bool stall_bin = lo >= thr - 1e-12;
-    const double hgt = ph * static_cast<double>(counts[i]) / static_cast<double>(cmax);
-    const double bx = kLeft + bw * static_cast<double>(i);
-    const std::string range =
-        i < edges.size() ? fmt::format("{} – {}", format_seconds(lo), format_seconds(edges[i]))
-                         : fmt::format("above {}", format_seconds(lo));
-    fmt::format_to(
-        out,
-        R"~(<rect class="bar{}" x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}"><title>{}: {} gaps</title></rect>)~",
-        stall_bin ? " stallbar" : "", bx + 1, kTop + ph - hgt, std::max(1.0, bw - 2), hgt,
-        html_escape(range), counts[i]);
-    const std::string edge = i < edges.size() ? axis_label(edges[i], 1.0) : "+Inf";
-    if (shown <= 24 || i % 2 == 0)
-      fmt::format_to(
-          out, R"~(<text class="tick" x="{:.1f}" y="{:.0f}" text-anchor="middle">≤{}</text>)~",
-          bx + bw / 2, kTop + ph + 14, html_escape(edge));
-  }
-  // The threshold sits on a bucket boundary by design; otherwise proportionally inside its bin.
-  double tx = kLeft + bw * static_cast<double>(thr_bin);
-  if (thr_bin < edges.size()) {
-    const double lo = thr_bin == 0 ? 0 : edges[thr_bin - 1];
-    const double frac = edges[thr_bin] > lo ? (thr - lo) / (edges[thr_bin] - lo) : 1;
-    tx += bw * std::clamp(frac, 0.0, 1.0);
+                 f.kLeft, f.kLeft + f.w, f.kTop + f.ph);
+}
+
+void hist_bar(Out out, const HistFrame& f, const GapBins& b, std::size_t i, double thr) {
+  const auto& edges = b.edges;
+  const double lo = i == 0 ? 0 : edges[i - 1];
+  const bool stall_bin = lo >= thr - 1e-12;
+  const double hgt = f.ph * static_cast<double>(b.counts[i]) / static_cast<double>(b.max_count);
+  const double bx = f.kLeft + f.bw * static_cast<double>(i);
+  const std::string range =
+      i < edges.size() ? fmt::format("{} – {}", format_seconds(lo), format_seconds(edges[i]))
+                       : fmt::format("above {}", format_seconds(lo));
+  fmt::format_to(
+      out,
+      R"~(<rect class="bar{}" x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}"><title>{}: {} gaps</title></rect>)~",
+      stall_bin ? " stallbar" : "", bx + 1, f.kTop + f.ph - hgt, std::max(1.0, f.bw - 2), hgt,
+      html_escape(range), b.counts[i]);
+  const std::string edge = i < edges.size() ? axis_label(edges[i], 1.0) : "+Inf";
+  if (b.shown <= 24 || i % 2 == 0)
+    fmt::format_to(out,
+                   R"~(<text class="tick" x="{:.1f}" y="{:.0f}" text-anchor="middle">≤{}</text>)~",
+                   bx + f.bw / 2, f.kTop + f.ph + 14, html_escape(edge));
+}
+
+// The threshold sits on a bucket boundary by design; otherwise proportionally inside its bin.
+void hist_threshold(Out out, const HistFrame& f, const GapBins& b, const SeriesSummary& s) {
+  const double thr = s.stall_threshold;
+  const std::size_t tb = b.threshold_bin;
+  double tx = f.kLeft + f.bw * static_cast<double>(tb);
+  if (tb < b.edges.size()) {
+    const double lo = tb == 0 ? 0 : b.edges[tb - 1];
+    const double frac = b.edges[tb] > lo ? (thr - lo) / (b.edges[tb] - lo) : 1;
+    tx += f.bw * std::clamp(frac, 0.0, 1.0);
   }
   fmt::format_to(out,
                  R"~(<line class="thr" x1="{0:.1f}" x2="{0:.1f}" y1="{1:.0f}" y2="{2:.1f}"/>)~", tx,
-                 kTop - 6, kTop + ph);
-  const bool label_left = tx > kLeft + w * 0.75;
+                 f.kTop - 6, f.kTop + f.ph);
+  const bool label_left = tx > f.kLeft + f.w * 0.75;
   fmt::format_to(
       out,
       R"~(<text class="thrlbl" x="{:.1f}" y="{:.0f}" text-anchor="{}">stall threshold {}</text>)~",
-      label_left ? tx - 4 : tx + 4, kTop + 4, label_left ? "end" : "start", format_seconds(thr));
+      label_left ? tx - 4 : tx + 4, f.kTop + 4, label_left ? "end" : "start",
+      s.stall_threshold_text);
+}
+
+void gap_histogram(Out out, const SeriesSummary& s, const std::vector<double>& bucket_edges) {
+  const GapBins b = bin_gaps(s, bucket_edges);
+  HistFrame f;
+  f.bw = f.w / static_cast<double>(b.shown);
+  fmt::format_to(
+      out,
+      R"~(<svg class="chart hist" viewBox="0 0 {:.0f} {:.0f}" role="img" aria-label="gap distribution">)~",
+      kWidth, f.kH);
+  hist_axes(out, f, b.max_count);
+  for (std::size_t i = 0; i < b.shown; ++i) hist_bar(out, f, b, i, s.stall_threshold);
+  hist_threshold(out, f, b, s);
   fmt::format_to(
       out,
       R"~(<text class="tick" x="{:.0f}" y="{:.0f}">{} gaps from {} successful runs (bins: gap histogram buckets)</text>)~",
-      kLeft, kH - 4, gaps.size(), s.ok);
-  out = fmt::format_to(out, "</svg>");
+      f.kLeft, f.kH - 4, b.gaps, s.ok);
+  fmt::format_to(out, "</svg>");
 }
 
 // One dot per run on a time axis, p50 and p95 marked.
@@ -244,47 +290,43 @@ void strip_plot(Out out, const SeriesSummary& s, Field f, const char* name) {
         out, R"~(<circle class="dot" cx="{:.1f}" cy="{:.1f}" r="4"><title>{}</title></circle>)~",
         x(v[i]), kTop + 10 + static_cast<double>(i % 6) * 6, format_seconds(v[i]));
   const Spread& sp = s.field(f);
+  const FieldCells& cells = s.cell(f);
   if (sp.n > 0) {
     // Labels sit right of their line, or left of it near the right edge.
-    auto label = [&](double at, double y, const char* cls, const std::string& text) {
+    auto marker = [&](double at, double y, const char* line_cls, const char* text_cls,
+                      const std::string& text) {
+      fmt::format_to(out,
+                     R"~(<line class="{0}" x1="{1:.1f}" x2="{1:.1f}" y1="{2:.0f}" y2="{3:.0f}"/>)~",
+                     line_cls, x(at), kTop - 8, kH - 20);
       const bool left = x(at) > kLeft + w * 0.8;
       fmt::format_to(out,
                      R"~(<text class="plbl{}" x="{:.1f}" y="{:.0f}" text-anchor="{}">{}</text>)~",
-                     cls, left ? x(at) - 4 : x(at) + 4, y, left ? "end" : "start", text);
+                     text_cls, left ? x(at) - 4 : x(at) + 4, y, left ? "end" : "start", text);
     };
-    fmt::format_to(out,
-                   R"~(<line class="p50" x1="{0:.1f}" x2="{0:.1f}" y1="{1:.0f}" y2="{2:.0f}"/>)~",
-                   x(sp.p50), kTop - 8, kH - 20);
-    label(sp.p50, kTop - 2, "", "p50 " + format_seconds(sp.p50));
-    fmt::format_to(out,
-                   R"~(<line class="p95" x1="{0:.1f}" x2="{0:.1f}" y1="{1:.0f}" y2="{2:.0f}"/>)~",
-                   x(sp.p95), kTop - 8, kH - 20);
-    label(sp.p95, kTop + 52, " p95t", "p95 " + format_seconds(sp.p95));
+    marker(sp.p50, kTop - 2, "p50", "", "p50 " + cells.p50);
+    marker(sp.p95, kTop + 52, "p95", " p95t", "p95 " + cells.p95);
   }
-  out = fmt::format_to(out, "</svg>");
+  fmt::format_to(out, "</svg>");
 }
 
 void summary_table(Out out, const SeriesSummary& s) {
-  out = fmt::format_to(
+  fmt::format_to(
       out,
       R"~(<table class="summary"><thead><tr><th>field</th><th>p50</th><th>p95</th><th>max</th><th>n</th></tr></thead><tbody>)~");
   for (std::size_t i = 0; i < std::size(kAllFields); ++i) {
-    const Field f = kAllFields[i];
-    const Spread& sp = s.fields[i];
-    auto cell = [&](double v) { return is_time(f) ? format_seconds(v) : format_number(v); };
-    if (sp.n == 0) {
-      fmt::format_to(out, "<tr><td>{}</td><td>–</td><td>–</td><td>–</td><td>0</td></tr>",
-                     html_escape(to_string(f)));
-      continue;
-    }
-    fmt::format_to(out, "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                   html_escape(to_string(f)), cell(sp.p50), cell(sp.p95), cell(sp.max), sp.n);
+    const FieldCells& c = s.cells[i];
+    const std::string name = html_escape(to_string(kAllFields[i]));
+    if (c.n == 0)
+      fmt::format_to(out, "<tr><td>{}</td><td>–</td><td>–</td><td>–</td><td>0</td></tr>", name);
+    else
+      fmt::format_to(out, "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", name,
+                     c.p50, c.p95, c.max, c.n);
   }
-  out = fmt::format_to(out, "</tbody></table>");
+  fmt::format_to(out, "</tbody></table>");
 }
 
 void diagnosis_list(Out out, const SeriesSummary& s) {
-  out = fmt::format_to(out, R"~(<ul class="diagnosis">)~");
+  fmt::format_to(out, R"~(<ul class="diagnosis">)~");
   for (const auto& v : s.diagnosis) {
     const char* cls = !v.enough_probes ? "na" : v.holds ? "holds" : "no";
     const char* mark = !v.enough_probes ? "?" : v.holds ? "✔" : "·";
@@ -295,7 +337,7 @@ void diagnosis_list(Out out, const SeriesSummary& s) {
         v.holds ? fmt::format(R"~(<div class="advice">{}</div>)~", html_escape(advice(v.shape)))
                 : "");
   }
-  out = fmt::format_to(out, "</ul>");
+  fmt::format_to(out, "</ul>");
 }
 
 std::string shape_badges(const std::vector<Verdict>& verdicts) {
@@ -376,6 +418,106 @@ constexpr std::string_view kScript = R"js(
   }
 })();
 )js";
+void page_head(Out out, const Summary& summary, const ReportMeta& meta) {
+  std::size_t runs = 0;
+  for (const auto& s : summary.series) runs += s.probes.size();
+  fmt::format_to(
+      out,
+      "<!DOCTYPE html>\n<html lang=\"en\" data-selfcheck=\"pending\"><head><meta charset=\"utf-8\">"
+      "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
+      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src "
+      "'unsafe-inline'; "
+      "script-src 'unsafe-inline'; img-src data:\">"
+      "<title>{}</title><style>{}</style></head>\n",
+      html_escape(meta.title), kStyle);
+  fmt::format_to(out, R"~(<body data-expected-runs="{}" data-expected-series="{}">)~", runs,
+                 summary.series.size());
+  fmt::format_to(out, "<h1>{}</h1>", html_escape(meta.title));
+}
+
+void meta_lines(Out out, const Summary& summary, const ReportMeta& meta) {
+  fmt::format_to(
+      out,
+      R"~(<div class="meta">started <b>{}</b> · took <b>{}</b> · host <b>{}</b> · {} measured run{} ({} ok) · {} warmup run{} discarded · concurrency {} · seed {}</div>)~",
+      wall_clock::format_utc(meta.started_unix, "%Y-%m-%d %H:%M:%S UTC"),
+      format_seconds(meta.elapsed_seconds), html_escape(meta.host), summary.runs,
+      summary.runs == 1 ? "" : "s", summary.ok, summary.warmup_discarded,
+      summary.warmup_discarded == 1 ? "" : "s", meta.concurrency, html_escape(meta.seed));
+  if (!meta.command.empty())
+    fmt::format_to(out, R"~(<div class="meta">command: <code>{}</code></div>)~",
+                   html_escape(meta.command));
+  if (meta.interrupted)
+    fmt::format_to(
+        out,
+        R"~(<div class="banner">This run was interrupted: the report covers the runs that finished.</div>)~");
+}
+
+// One line per series.
+void overview_table(Out out, const Summary& summary) {
+  fmt::format_to(
+      out,
+      R"~(<table class="overview"><thead><tr><th>target</th><th>prompt</th><th>runs</th><th>ok</th><th>TTFT p50</th><th>TTFT p95</th><th>gap p95 (p50 of runs)</th><th>duration p95</th><th>diagnosis</th></tr></thead><tbody>)~");
+  for (std::size_t k = 0; k < summary.series.size(); ++k) {
+    const auto& s = summary.series[k];
+    auto shown = [](const std::string& cell) { return cell.empty() ? std::string("–") : cell; };
+    fmt::format_to(
+        out,
+        R"~(<tr><td><a href="#series-{}">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>)~",
+        k, html_escape(s.target), html_escape(s.prompt), s.runs, s.ok,
+        shown(s.cell(Field::ttft).p50), shown(s.cell(Field::ttft).p95),
+        shown(s.cell(Field::gap_p95).p50), shown(s.cell(Field::duration).p95),
+        shape_badges(s.diagnosis));
+  }
+  fmt::format_to(out, "</tbody></table>");
+}
+
+void series_charts(Out out, const SeriesSummary& s, std::size_t k, const ReportMeta& meta) {
+  fmt::format_to(out, "<h3>Timeline of every run</h3>");
+  fmt::format_to(
+      out,
+      R"~(<div class="legend"><i style="background:var(--wait)"></i>waiting for the first token<i style="background:var(--tick)"></i>chunk arrival<i style="background:var(--stall);opacity:.5"></i>stall (gap ≥ {})<i style="background:var(--muted)"></i>end of stream</div>)~",
+      s.stall_threshold_text);
+  timeline(out, s, k);
+  fmt::format_to(out, "<h3>Gaps between chunks</h3>");
+  gap_histogram(out, s, meta.gap_buckets);
+  fmt::format_to(out, "<h3>TTFT and duration across runs</h3>");
+  strip_plot(out, s, Field::ttft, "TTFT");
+  strip_plot(out, s, Field::duration, "duration");
+}
+
+void series_section(Out out, const SeriesSummary& s, std::size_t k, const ReportMeta& meta) {
+  fmt::format_to(out,
+                 R"~(<section class="series" id="series-{}" data-target="{}" data-prompt="{}">)~",
+                 k, html_escape(s.target), html_escape(s.prompt));
+  fmt::format_to(out, "<h2>{} · {} <small class=\"meta\">model {} · {} runs, {} ok</small></h2>",
+                 html_escape(s.target), html_escape(s.prompt), html_escape(s.model_label), s.runs,
+                 s.ok);
+  fmt::format_to(out, "<div>{}</div>", shape_badges(s.diagnosis));
+  series_charts(out, s, k, meta);
+  fmt::format_to(out, R"~(<div class="cols"><div><h3>Summary</h3>)~");
+  summary_table(out, s);
+  if (!s.failure_list.empty())
+    fmt::format_to(out, R"~(<p class="meta">failures: {}{}</p>)~",
+                   html_escape(join_failures(s.failure_list, " ×")),
+                   s.failure_example.empty() ? "" : " — first: " + html_escape(s.failure_example));
+  fmt::format_to(out, "</div><div><h3>Diagnosis</h3>");
+  diagnosis_list(out, s);
+  fmt::format_to(out, "</div></div></section>\n");
+}
+
+void page_footer(Out out, const config::DiagnosisThresholds& t) {
+  fmt::format_to(
+      out,
+      "<footer>Diagnosis thresholds: queue TTFT p50 &gt; {} with gap p95 &lt; {}; transport gap "
+      "tail/p50 ≥ {} "
+      "or ≥ {} of runs stalled; long answer duration p50 &gt; {}; shared capacity p95/p50 &gt; {}; "
+      "at least {} "
+      "successful runs. Percentiles are nearest-rank. Generated by llm-stream-exporter.</footer>",
+      format_seconds(t.queue_ttft_seconds), format_seconds(t.queue_gap_p95_seconds),
+      format_ratio(t.transport_gap_ratio), format_percent(t.transport_min_stall_ratio),
+      format_seconds(t.long_answer_duration_seconds), format_ratio(t.spread_ratio), t.min_probes);
+  fmt::format_to(out, "<script>{}</script></body></html>\n", kScript);
+}
 
 }  // namespace
 
@@ -399,100 +541,12 @@ std::string render_html(const Summary& summary, const ReportMeta& meta) {
   std::string html;
   html.reserve(64 * 1024);
   Out out = std::back_inserter(html);
-  std::size_t runs = 0;
-  for (const auto& s : summary.series) runs += s.probes.size();
-
-  fmt::format_to(
-      out,
-      "<!DOCTYPE html>\n<html lang=\"en\" data-selfcheck=\"pending\"><head><meta charset=\"utf-8\">"
-      "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
-      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src "
-      "'unsafe-inline'; "
-      "script-src 'unsafe-inline'; img-src data:\">"
-      "<title>{}</title><style>{}</style></head>\n",
-      html_escape(meta.title), kStyle);
-  fmt::format_to(out, R"~(<body data-expected-runs="{}" data-expected-series="{}">)~", runs,
-                 summary.series.size());
-  fmt::format_to(out, "<h1>{}</h1>", html_escape(meta.title));
-  fmt::format_to(
-      out,
-      R"~(<div class="meta">started <b>{}</b> · took <b>{}</b> · host <b>{}</b> · {} measured run{} ({} ok) · {} warmup run{} discarded · concurrency {} · seed {}</div>)~",
-      utc_time(meta.started_unix), format_seconds(meta.elapsed_seconds), html_escape(meta.host),
-      summary.runs, summary.runs == 1 ? "" : "s", summary.ok, summary.warmup_discarded,
-      summary.warmup_discarded == 1 ? "" : "s", meta.concurrency, html_escape(meta.seed));
-  if (!meta.command.empty())
-    fmt::format_to(out, R"~(<div class="meta">command: <code>{}</code></div>)~",
-                   html_escape(meta.command));
-  if (meta.interrupted)
-    out = fmt::format_to(
-        out,
-        R"~(<div class="banner">This run was interrupted: the report covers the runs that finished.</div>)~");
-
-  // Overview: one line per series.
-  out = fmt::format_to(
-      out,
-      R"~(<table class="overview"><thead><tr><th>target</th><th>prompt</th><th>runs</th><th>ok</th><th>TTFT p50</th><th>TTFT p95</th><th>gap p95 (p50 of runs)</th><th>duration p95</th><th>diagnosis</th></tr></thead><tbody>)~");
-  for (std::size_t k = 0; k < summary.series.size(); ++k) {
-    const auto& s = summary.series[k];
-    auto t = [&](Field f, bool p95) {
-      const Spread& sp = s.field(f);
-      return sp.n ? format_seconds(p95 ? sp.p95 : sp.p50) : std::string("–");
-    };
-    fmt::format_to(
-        out,
-        R"~(<tr><td><a href="#series-{}">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>)~",
-        k, html_escape(s.target), html_escape(s.prompt), s.runs, s.ok, t(Field::ttft, false),
-        t(Field::ttft, true), t(Field::gap_p95, false), t(Field::duration, true),
-        shape_badges(s.diagnosis));
-  }
-  out = fmt::format_to(out, "</tbody></table>");
-
-  for (std::size_t k = 0; k < summary.series.size(); ++k) {
-    const auto& s = summary.series[k];
-    fmt::format_to(out,
-                   R"~(<section class="series" id="series-{}" data-target="{}" data-prompt="{}">)~",
-                   k, html_escape(s.target), html_escape(s.prompt));
-    fmt::format_to(out, "<h2>{} · {} <small class=\"meta\">model {} · {} runs, {} ok</small></h2>",
-                   html_escape(s.target), html_escape(s.prompt),
-                   html_escape(s.model.empty() ? "-" : s.model), s.runs, s.ok);
-    fmt::format_to(out, "<div>{}</div>", shape_badges(s.diagnosis));
-    out = fmt::format_to(out, "<h3>Timeline of every run</h3>");
-    fmt::format_to(
-        out,
-        R"~(<div class="legend"><i style="background:var(--wait)"></i>waiting for the first token<i style="background:var(--tick)"></i>chunk arrival<i style="background:var(--stall);opacity:.5"></i>stall (gap ≥ {})<i style="background:var(--muted)"></i>end of stream</div>)~",
-        format_seconds(s.stall_threshold));
-    timeline(out, s, k);
-    out = fmt::format_to(out, "<h3>Gaps between chunks</h3>");
-    gap_histogram(out, s, meta.gap_buckets);
-    out = fmt::format_to(out, "<h3>TTFT and duration across runs</h3>");
-    strip_plot(out, s, Field::ttft, "TTFT");
-    strip_plot(out, s, Field::duration, "duration");
-    out = fmt::format_to(out, R"~(<div class="cols"><div><h3>Summary</h3>)~");
-    summary_table(out, s);
-    if (!s.failures.empty()) {
-      std::string list;
-      for (const auto& [reason, n] : s.failures)
-        list += fmt::format("{}{} ×{}", list.empty() ? "" : ", ", reason, n);
-      fmt::format_to(
-          out, R"~(<p class="meta">failures: {}{}</p>)~", html_escape(list),
-          s.failure_example.empty() ? "" : " — first: " + html_escape(s.failure_example));
-    }
-    out = fmt::format_to(out, "</div><div><h3>Diagnosis</h3>");
-    diagnosis_list(out, s);
-    out = fmt::format_to(out, "</div></div></section>\n");
-  }
-  const auto& t = meta.thresholds;
-  fmt::format_to(
-      out,
-      "<footer>Diagnosis thresholds: queue TTFT p50 &gt; {} with gap p95 &lt; {}; transport gap "
-      "tail/p50 ≥ {} "
-      "or ≥ {} of runs stalled; long answer duration p50 &gt; {}; shared capacity p95/p50 &gt; {}; "
-      "at least {} "
-      "successful runs. Percentiles are nearest-rank. Generated by llm-stream-exporter.</footer>",
-      format_seconds(t.queue_ttft_seconds), format_seconds(t.queue_gap_p95_seconds),
-      format_ratio(t.transport_gap_ratio), format_percent(t.transport_min_stall_ratio),
-      format_seconds(t.long_answer_duration_seconds), format_ratio(t.spread_ratio), t.min_probes);
-  fmt::format_to(out, "<script>{}</script></body></html>\n", kScript);
+  page_head(out, summary, meta);
+  meta_lines(out, summary, meta);
+  overview_table(out, summary);
+  for (std::size_t k = 0; k < summary.series.size(); ++k)
+    series_section(out, summary.series[k], k, meta);
+  page_footer(out, meta.thresholds);
   return html;
 }
 

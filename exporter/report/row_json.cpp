@@ -1,5 +1,7 @@
 // Raw row writer (fmt straight into one string: rows are written per probe
-// and in bulk by `run`, so no intermediate JSON tree) and reader (simdjson
+// and in bulk by `run`, so no intermediate JSON tree; strings through
+// json::append_quoted, the one escaper, which turns invalid UTF-8 into
+// U+FFFD so a strict parser can always read a row back) and reader (simdjson
 // DOM, which validates the whole line before any field is trusted).
 #include "report/row_json.hpp"
 
@@ -10,68 +12,12 @@
 #include <cstdint>
 #include <iterator>
 
+#include "util/json.hpp"
+
 namespace lse::report {
 namespace {
 
-// RFC 8259 string with invalid UTF-8 replaced by U+FFFD: a row must always be
-// readable by a strict parser (simdjson rejects invalid UTF-8), whatever bytes
-// a server put in a model name or finish reason.
-void append_string(std::string& out, std::string_view s) {
-  out += '"';
-  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-  const std::size_t n = s.size();
-  std::size_t i = 0;
-  while (i < n) {
-    unsigned char c = p[i];
-    if (c < 0x80) {
-      switch (c) {
-        case '"': out += "\\\""; break;
-        case '\\': out += "\\\\"; break;
-        case '\n': out += "\\n"; break;
-        case '\r': out += "\\r"; break;
-        case '\t': out += "\\t"; break;
-        case '\b': out += "\\b"; break;
-        case '\f': out += "\\f"; break;
-        default:
-          if (c < 0x20)
-            fmt::format_to(std::back_inserter(out), "\\u{:04x}", c);
-          else
-            out += static_cast<char>(c);
-      }
-      ++i;
-      continue;
-    }
-    // Length and minimum code point of a well-formed sequence (no overlongs,
-    // no surrogates, nothing above U+10FFFF).
-    std::size_t len = 0;
-    std::uint32_t cp = 0;
-    if (c >= 0xC2 && c <= 0xDF) {
-      len = 2;
-      cp = c & 0x1F;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      len = 3;
-      cp = c & 0x0F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      len = 4;
-      cp = c & 0x07;
-    }
-    bool ok = len > 0 && i + len <= n;
-    for (std::size_t k = 1; ok && k < len; ++k) {
-      if ((p[i + k] & 0xC0) != 0x80) ok = false;
-      cp = (cp << 6) | (p[i + k] & 0x3F);
-    }
-    if (ok && len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ok = false;
-    if (ok && len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) ok = false;
-    if (ok) {
-      out.append(s.data() + i, len);
-      i += len;
-    } else {
-      out += "\xEF\xBF\xBD";
-      ++i;
-    }
-  }
-  out += '"';
-}
+void append_string(std::string& out, std::string_view s) { json::append_quoted(out, s); }
 
 void append_ms(std::string& out, double seconds) {
   double ms = seconds * 1000.0;
@@ -97,10 +43,24 @@ void append_key(std::string& out, const char* key) {
 
 }  // namespace
 
-std::string to_row_json(const probe::ProbeResult& r) {
-  std::string out;
-  out.reserve(384 + r.gaps.size() * 9 + r.target.size() + r.model.size() + r.prompt.size());
+namespace {
 
+void append_int_or_null(std::string& out, long long value, bool known) {
+  if (known)
+    fmt::format_to(std::back_inserter(out), "{}", value);
+  else
+    out += "null";
+}
+
+void append_string_or_null(std::string& out, std::string_view s) {
+  if (s.empty())
+    out += "null";
+  else
+    append_string(out, s);
+}
+
+// ts, target, model, prompt, ok, reason, http_status.
+void append_identity(std::string& out, const probe::ProbeResult& r) {
   out += "{\"ts\":";
   if (std::isfinite(r.ts))
     fmt::format_to(std::back_inserter(out), "{:.3f}", r.ts);
@@ -117,10 +77,11 @@ std::string to_row_json(const probe::ProbeResult& r) {
   append_key(out, "reason");
   append_string(out, r.ok ? std::string_view() : probe::to_string(r.reason));
   append_key(out, "http_status");
-  if (r.http_status > 0)
-    fmt::format_to(std::back_inserter(out), "{}", r.http_status);
-  else
-    out += "null";
+  append_int_or_null(out, r.http_status, r.http_status > 0);
+}
+
+// The per-probe summary of DESIGN §2: ttft .. gap_max.
+void append_clock(std::string& out, const probe::ProbeResult& r) {
   append_key(out, "ttft_ms");
   append_ms(out, r.ttft);
   append_key(out, "duration_ms");
@@ -137,7 +98,9 @@ std::string to_row_json(const probe::ProbeResult& r) {
   append_ms(out, r.gap_p95);
   append_key(out, "gap_max_ms");
   append_ms(out, r.gap_max);
+}
 
+void append_phases(std::string& out, const probe::ProbeResult& r) {
   append_key(out, "phases_ms");
   out += '{';
   bool first = true;
@@ -151,30 +114,22 @@ std::string to_row_json(const probe::ProbeResult& r) {
     append_ms(out, *r.phases[i]);
   }
   out += '}';
+}
 
+void append_usage(std::string& out, const probe::ProbeResult& r) {
   append_key(out, "usage");
   if (r.prompt_tokens < 0 && r.completion_tokens < 0) {
     out += "null";
-  } else {
-    out += "{\"prompt_tokens\":";
-    if (r.prompt_tokens >= 0)
-      fmt::format_to(std::back_inserter(out), "{}", r.prompt_tokens);
-    else
-      out += "null";
-    out += ",\"completion_tokens\":";
-    if (r.completion_tokens >= 0)
-      fmt::format_to(std::back_inserter(out), "{}", r.completion_tokens);
-    else
-      out += "null";
-    out += '}';
+    return;
   }
+  out += "{\"prompt_tokens\":";
+  append_int_or_null(out, r.prompt_tokens, r.prompt_tokens >= 0);
+  out += ",\"completion_tokens\":";
+  append_int_or_null(out, r.completion_tokens, r.completion_tokens >= 0);
+  out += '}';
+}
 
-  append_key(out, "finish_reason");
-  if (r.finish_reason.empty())
-    out += "null";
-  else
-    append_string(out, r.finish_reason);
-
+void append_gaps(std::string& out, const probe::ProbeResult& r) {
   append_key(out, "gaps_ms");
   out += '[';
   for (std::size_t i = 0; i < r.gaps.size(); ++i) {
@@ -182,12 +137,22 @@ std::string to_row_json(const probe::ProbeResult& r) {
     append_ms(out, r.gaps[i]);
   }
   out += ']';
+}
 
+}  // namespace
+
+std::string to_row_json(const probe::ProbeResult& r) {
+  std::string out;
+  out.reserve(384 + r.gaps.size() * 9 + r.target.size() + r.model.size() + r.prompt.size());
+  append_identity(out, r);
+  append_clock(out, r);
+  append_phases(out, r);
+  append_usage(out, r);
+  append_key(out, "finish_reason");
+  append_string_or_null(out, r.finish_reason);
+  append_gaps(out, r);
   append_key(out, "host");
-  if (r.host.empty())
-    out += "null";
-  else
-    append_string(out, r.host);
+  append_string_or_null(out, r.host);
   out += '}';
   return out;
 }
@@ -232,6 +197,112 @@ std::string string_or_null(element v, std::string_view key) {
   return std::string(s);
 }
 
+void parse_phases(element v, std::string_view key, probe::ProbeResult& r) {
+  if (v.is_null()) return;
+  simdjson::dom::object phases;
+  if (v.get_object().get(phases) != simdjson::SUCCESS) fail(key, "an object or null");
+  for (auto phase : phases) {
+    std::size_t i = 0;
+    while (i < probe::kAllPhases.size() && probe::to_string(probe::kAllPhases[i]) != phase.key) ++i;
+    if (i == probe::kAllPhases.size())
+      throw RowError{fmt::format("field \"phases_ms\": unknown phase \"{}\"", phase.key)};
+    r.phases[i] = ms_or_null(phase.value, "phases_ms");
+  }
+}
+
+void parse_usage(element v, std::string_view key, probe::ProbeResult& r) {
+  if (v.is_null()) return;
+  simdjson::dom::object usage;
+  if (v.get_object().get(usage) != simdjson::SUCCESS) fail(key, "an object or null");
+  for (auto u : usage) {
+    if (u.key == "prompt_tokens")
+      r.prompt_tokens = u.value.is_null() ? -1 : integer(u.value, "usage.prompt_tokens", 0);
+    else if (u.key == "completion_tokens")
+      r.completion_tokens = u.value.is_null() ? -1 : integer(u.value, "usage.completion_tokens", 0);
+  }
+}
+
+void parse_gaps(element v, std::string_view key, probe::ProbeResult& r) {
+  if (v.is_null()) return;
+  simdjson::dom::array gaps;
+  if (v.get_array().get(gaps) != simdjson::SUCCESS) fail(key, "an array of numbers");
+  r.gaps.reserve(gaps.size());
+  for (element g : gaps) {
+    double d;
+    if (g.get_double().get(d) != simdjson::SUCCESS || !std::isfinite(d))
+      fail(key, "an array of numbers");
+    r.gaps.push_back(d / 1000.0);
+  }
+}
+
+void parse_reason(element v, std::string_view key, probe::ProbeResult& r) {
+  auto name = string_or_null(v, key);
+  auto reason = probe::parse_failure_reason(name);
+  if (!reason) throw RowError{fmt::format("field \"reason\": unknown failure reason \"{}\"", name)};
+  r.reason = *reason;
+}
+
+// The fields a row has, each with its reader. `required` ones must be present.
+struct RowField {
+  std::string_view key;
+  bool required;
+  void (*parse)(element v, std::string_view key, probe::ProbeResult& r);
+};
+
+using E = element;
+using K = std::string_view;
+using R = probe::ProbeResult;
+
+constexpr RowField kRowFields[] = {
+    {"ts", true, [](E v, K k, R& r) { r.ts = number(v, k); }},
+    {"target", true,
+     [](E v, K k, R& r) {
+       std::string_view s;
+       if (v.get_string().get(s) != simdjson::SUCCESS) fail(k, "a string");
+       r.target = std::string(s);
+     }},
+    {"model", false, [](E v, K k, R& r) { r.model = string_or_null(v, k); }},
+    {"prompt", false, [](E v, K k, R& r) { r.prompt = string_or_null(v, k); }},
+    {"host", false, [](E v, K k, R& r) { r.host = string_or_null(v, k); }},
+    {"ok", true,
+     [](E v, K k, R& r) {
+       if (v.get_bool().get(r.ok) != simdjson::SUCCESS) fail(k, "true or false");
+     }},
+    {"reason", false, parse_reason},
+    {"http_status", false,
+     [](E v, K k, R& r) { r.http_status = v.is_null() ? 0 : static_cast<int>(integer(v, k, 0)); }},
+    {"ttft_ms", false, [](E v, K k, R& r) { r.ttft = ms_or_null(v, k); }},
+    {"duration_ms", false,
+     [](E v, K k, R& r) { r.duration = v.is_null() ? 0 : number(v, k) / 1000.0; }},
+    {"tail_ms", false, [](E v, K k, R& r) { r.tail = ms_or_null(v, k); }},
+    {"chunks", false,
+     [](E v, K k, R& r) { r.chunks = static_cast<std::size_t>(integer(v, k, 0)); }},
+    {"stalls", false,
+     [](E v, K k, R& r) { r.stalls = static_cast<std::size_t>(integer(v, k, 0)); }},
+    {"gap_p50_ms", false, [](E v, K k, R& r) { r.gap_p50 = ms_or_null(v, k); }},
+    {"gap_p95_ms", false, [](E v, K k, R& r) { r.gap_p95 = ms_or_null(v, k); }},
+    {"gap_max_ms", false, [](E v, K k, R& r) { r.gap_max = ms_or_null(v, k); }},
+    {"finish_reason", false, [](E v, K k, R& r) { r.finish_reason = string_or_null(v, k); }},
+    {"phases_ms", false, parse_phases},
+    {"usage", false, parse_usage},
+    {"gaps_ms", false, parse_gaps},
+};
+
+// Reads every known field of `obj` into `r`; returns the required keys seen
+// (bit i for kRowFields[i]). Other keys: written by a newer exporter, ignored on purpose.
+std::uint32_t parse_fields(simdjson::dom::object obj, probe::ProbeResult& r) {
+  std::uint32_t seen = 0;
+  for (auto field : obj) {
+    for (std::size_t i = 0; i < std::size(kRowFields); ++i) {
+      if (kRowFields[i].key != field.key) continue;
+      kRowFields[i].parse(field.value, field.key, r);
+      seen |= 1u << i;
+      break;
+    }
+  }
+  return seen;
+}
+
 }  // namespace
 
 std::optional<probe::ProbeResult> parse_row_json(std::string_view line, std::string* error) {
@@ -253,98 +324,15 @@ std::optional<probe::ProbeResult> parse_row_json(std::string_view line, std::str
   if (root.get_object().get(obj) != simdjson::SUCCESS) return report("a row must be a JSON object");
 
   probe::ProbeResult r;
-  bool have_ts = false, have_target = false, have_ok = false;
+  std::uint32_t seen = 0;
   try {
-    for (auto field : obj) {
-      const std::string_view key = field.key;
-      const element v = field.value;
-      if (key == "ts") {
-        r.ts = number(v, key);
-        have_ts = true;
-      } else if (key == "target") {
-        std::string_view s;
-        if (v.get_string().get(s) != simdjson::SUCCESS) fail(key, "a string");
-        r.target = std::string(s);
-        have_target = true;
-      } else if (key == "model") {
-        r.model = string_or_null(v, key);
-      } else if (key == "prompt") {
-        r.prompt = string_or_null(v, key);
-      } else if (key == "host") {
-        r.host = string_or_null(v, key);
-      } else if (key == "ok") {
-        if (v.get_bool().get(r.ok) != simdjson::SUCCESS) fail(key, "true or false");
-        have_ok = true;
-      } else if (key == "reason") {
-        auto name = string_or_null(v, key);
-        auto reason = probe::parse_failure_reason(name);
-        if (!reason)
-          throw RowError{fmt::format("field \"reason\": unknown failure reason \"{}\"", name)};
-        r.reason = *reason;
-      } else if (key == "http_status") {
-        r.http_status = v.is_null() ? 0 : static_cast<int>(integer(v, key, 0));
-      } else if (key == "ttft_ms") {
-        r.ttft = ms_or_null(v, key);
-      } else if (key == "duration_ms") {
-        r.duration = v.is_null() ? 0 : number(v, key) / 1000.0;
-      } else if (key == "tail_ms") {
-        r.tail = ms_or_null(v, key);
-      } else if (key == "chunks") {
-        r.chunks = static_cast<std::size_t>(integer(v, key, 0));
-      } else if (key == "stalls") {
-        r.stalls = static_cast<std::size_t>(integer(v, key, 0));
-      } else if (key == "gap_p50_ms") {
-        r.gap_p50 = ms_or_null(v, key);
-      } else if (key == "gap_p95_ms") {
-        r.gap_p95 = ms_or_null(v, key);
-      } else if (key == "gap_max_ms") {
-        r.gap_max = ms_or_null(v, key);
-      } else if (key == "finish_reason") {
-        r.finish_reason = string_or_null(v, key);
-      } else if (key == "phases_ms") {
-        if (v.is_null()) continue;
-        simdjson::dom::object phases;
-        if (v.get_object().get(phases) != simdjson::SUCCESS) fail(key, "an object or null");
-        for (auto phase : phases) {
-          std::size_t i = 0;
-          while (i < probe::kAllPhases.size() &&
-                 probe::to_string(probe::kAllPhases[i]) != phase.key)
-            ++i;
-          if (i == probe::kAllPhases.size())
-            throw RowError{fmt::format("field \"phases_ms\": unknown phase \"{}\"", phase.key)};
-          r.phases[i] = ms_or_null(phase.value, "phases_ms");
-        }
-      } else if (key == "usage") {
-        if (v.is_null()) continue;
-        simdjson::dom::object usage;
-        if (v.get_object().get(usage) != simdjson::SUCCESS) fail(key, "an object or null");
-        for (auto u : usage) {
-          if (u.key == "prompt_tokens")
-            r.prompt_tokens = u.value.is_null() ? -1 : integer(u.value, "usage.prompt_tokens", 0);
-          else if (u.key == "completion_tokens")
-            r.completion_tokens =
-                u.value.is_null() ? -1 : integer(u.value, "usage.completion_tokens", 0);
-        }
-      } else if (key == "gaps_ms") {
-        if (v.is_null()) continue;
-        simdjson::dom::array gaps;
-        if (v.get_array().get(gaps) != simdjson::SUCCESS) fail(key, "an array of numbers");
-        r.gaps.reserve(gaps.size());
-        for (element g : gaps) {
-          double d;
-          if (g.get_double().get(d) != simdjson::SUCCESS || !std::isfinite(d))
-            fail(key, "an array of numbers");
-          r.gaps.push_back(d / 1000.0);
-        }
-      }
-      // Other keys: written by a newer exporter; ignored on purpose.
-    }
+    seen = parse_fields(obj, r);
   } catch (const RowError& e) {
     return report(e.message);
   }
-  if (!have_ts) return report("missing field \"ts\"");
-  if (!have_target) return report("missing field \"target\"");
-  if (!have_ok) return report("missing field \"ok\"");
+  for (std::size_t i = 0; i < std::size(kRowFields); ++i)
+    if (kRowFields[i].required && !(seen & (1u << i)))
+      return report(fmt::format("missing field \"{}\"", kRowFields[i].key));
   if (r.ok) r.reason = probe::FailureReason::none;
   return r;
 }

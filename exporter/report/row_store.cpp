@@ -3,8 +3,6 @@
 // probe thread's write. Rows are shared between ring and last-by-target.
 #include "report/row_store.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,6 +13,7 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "report/jsonl_appender.hpp"
 #include "report/row_json.hpp"
 
 namespace lse::report {
@@ -23,10 +22,6 @@ namespace {
 using Row = std::shared_ptr<const probe::ProbeResult>;
 
 std::string errno_text(int err) { return std::strerror(err); }
-
-int open_append(const std::string& path) {
-  return ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-}
 
 std::string numbered(const std::string& path, int n) { return path + "." + std::to_string(n); }
 
@@ -40,26 +35,25 @@ struct RowStore::Impl {
 
   mutable std::mutex file_mutex;
   config::Rows settings;
-  int fd = -1;
+  JsonlAppender file;
   std::uint64_t errors = 0;
   std::string last_error;
+  RowStore::WriteErrorSink error_sink;
 
-  ~Impl() {
-    if (fd >= 0) ::close(fd);
-  }
-
+  // Caller holds file_mutex. The sink hears every error; it decides what
+  // to log (the service logs each distinct message once).
   void note_error(std::string message) {
     ++errors;
+    if (error_sink) error_sink(message);
     last_error = std::move(message);
   }
 
   // path -> path.1 -> ... -> path.keep; anything older is deleted. Caller
-  // holds file_mutex. Leaves fd open on the fresh file, or -1 (retried on
-  // the next row) when it cannot be created.
+  // holds file_mutex. Leaves the fresh file open, or none (retried on the
+  // next row) when it cannot be created.
   void rotate() {
     const std::string& path = settings.path;
-    ::close(fd);
-    fd = -1;
+    file.close();
     const int keep = std::max(settings.keep, 0);
     if (keep == 0) {
       if (::unlink(path.c_str()) != 0 && errno != ENOENT)
@@ -73,8 +67,14 @@ struct RowStore::Impl {
         note_error("rows file " + path + ": cannot rotate: " + errno_text(errno));
     }
     remove_beyond(keep);
-    fd = open_append(path);
-    if (fd < 0) note_error("rows file " + path + ": cannot open: " + errno_text(errno));
+    open_file();
+  }
+
+  // Caller holds file_mutex.
+  bool open_file() {
+    const std::string error = file.open(settings.path);
+    if (!error.empty()) note_error("rows file " + settings.path + ": cannot open: " + error);
+    return error.empty();
   }
 
   // A smaller `keep` after a reload would otherwise leave old files behind forever.
@@ -98,38 +98,16 @@ struct RowStore::Impl {
   void write_line(const std::string& line) {
     std::lock_guard lock(file_mutex);
     if (settings.path.empty()) return;
-    if (fd < 0) {
-      fd = open_append(settings.path);
-      if (fd < 0) {
-        note_error("rows file " + settings.path + ": cannot open: " + errno_text(errno));
-        return;
-      }
-    }
+    if (!file.is_open() && !open_file()) return;
     // The file's real size (not a counter): someone may have truncated or
     // replaced it under us.
-    struct stat st {};
-    std::uint64_t size = ::fstat(fd, &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
+    const std::uint64_t size = file.size();
     if (settings.max_size > 0 && size > 0 && size + line.size() > settings.max_size) {
       rotate();
-      if (fd < 0) return;
-      size = 0;
+      if (!file.is_open()) return;
     }
-    // One write(2) per line; the loop only continues after a short write.
-    std::size_t done = 0;
-    while (done < line.size()) {
-      ssize_t n = ::write(fd, line.data() + done, line.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        note_error("rows file " + settings.path +
-                   ": write failed: " + errno_text(n < 0 ? errno : EIO));
-        // Drop the partial row so readers never see half a line glued to the next.
-        if (done > 0 && ::ftruncate(fd, static_cast<off_t>(size)) != 0)
-          note_error("rows file " + settings.path +
-                     ": cannot drop partial row: " + errno_text(errno));
-        return;
-      }
-      done += static_cast<std::size_t>(n);
-    }
+    if (const std::string error = file.append(line); !error.empty())
+      note_error("rows file " + settings.path + ": " + error);
   }
 };
 
@@ -137,10 +115,8 @@ RowStore::RowStore(std::size_t ring_capacity, config::Rows file_settings)
     : impl_(std::make_unique<Impl>()) {
   impl_->capacity = std::max<std::size_t>(ring_capacity, 1);
   if (!file_settings.path.empty()) {
-    impl_->fd = open_append(file_settings.path);
-    if (impl_->fd < 0)
-      throw std::runtime_error("rows file " + file_settings.path +
-                               ": cannot open: " + errno_text(errno));
+    if (const std::string error = impl_->file.open(file_settings.path); !error.empty())
+      throw std::runtime_error("rows file " + file_settings.path + ": cannot open: " + error);
   }
   impl_->settings = std::move(file_settings);
 }
@@ -198,15 +174,11 @@ void RowStore::reconfigure(std::size_t ring_capacity, config::Rows file_settings
   {
     std::lock_guard lock(impl_->file_mutex);
     if (file_settings.path != impl_->settings.path) {
-      int fd = -1;
-      if (!file_settings.path.empty()) {
-        fd = open_append(file_settings.path);
-        if (fd < 0)
-          throw std::runtime_error("rows file " + file_settings.path +
-                                   ": cannot open: " + errno_text(errno));
-      }
-      if (impl_->fd >= 0) ::close(impl_->fd);
-      impl_->fd = fd;
+      JsonlAppender fresh;
+      if (!file_settings.path.empty())
+        if (const std::string error = fresh.open(file_settings.path); !error.empty())
+          throw std::runtime_error("rows file " + file_settings.path + ": cannot open: " + error);
+      impl_->file = std::move(fresh);
     }
     impl_->settings = std::move(file_settings);
   }
@@ -223,6 +195,11 @@ std::size_t RowStore::capacity() const {
 std::size_t RowStore::size() const {
   std::lock_guard lock(impl_->ring_mutex);
   return impl_->ring.size();
+}
+
+void RowStore::on_write_error(WriteErrorSink sink) {
+  std::lock_guard lock(impl_->file_mutex);
+  impl_->error_sink = std::move(sink);
 }
 
 std::uint64_t RowStore::write_errors() const {

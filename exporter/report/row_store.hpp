@@ -5,6 +5,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -42,6 +43,11 @@ class RowStore {
   // before the old file is let go; on failure the old file stays in use and
   // std::runtime_error is thrown. max_size/keep apply from the next row.
   void reconfigure(std::size_t ring_capacity, config::Rows file_settings);
+
+  // Called (under the store's file lock, from the thread that added the
+  // row) with the secret-free message of every failed file operation.
+  using WriteErrorSink = std::function<void(const std::string& message)>;
+  void on_write_error(WriteErrorSink sink);
 
   std::size_t capacity() const;
   std::size_t size() const;

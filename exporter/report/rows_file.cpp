@@ -1,8 +1,5 @@
 #include "report/rows_file.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <fmt/format.h>
 #include <cerrno>
 #include <cstring>
@@ -42,30 +39,15 @@ std::vector<probe::ProbeResult> read_rows_file(const std::string& path) {
 }
 
 RowsWriter::RowsWriter(const std::string& path) : path_(path) {
-  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd_ < 0)
-    throw RowsFileError(path, 0,
-                        fmt::format("cannot open for appending: {}", std::strerror(errno)));
-}
-
-RowsWriter::~RowsWriter() {
-  if (fd_ >= 0) ::close(fd_);
+  if (const std::string error = file_.open(path); !error.empty())
+    throw RowsFileError(path, 0, "cannot open for appending: " + error);
 }
 
 void RowsWriter::append(const probe::ProbeResult& result) {
   std::string line = to_row_json(result);
   line += '\n';
-  // One write(2): with O_APPEND the line lands whole or (on a crash inside
-  // the call) not at all in practice; a short write is retried for the rest.
-  std::size_t done = 0;
-  while (done < line.size()) {
-    const ssize_t n = ::write(fd_, line.data() + done, line.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw RowsFileError(path_, 0, fmt::format("cannot append a row: {}", std::strerror(errno)));
-    }
-    done += static_cast<std::size_t>(n);
-  }
+  if (const std::string error = file_.append(line); !error.empty())
+    throw RowsFileError(path_, 0, "cannot append a row: " + error);
   ++rows_;
 }
 

@@ -1,13 +1,14 @@
-// Raw-row files for the experiment CLI: `run --out` appends rows one write(2)
-// per line (a crash or Ctrl-C loses at most the row being written), `compare`
-// reads them back with "FILE:LINE: error" messages. The row format itself is
-// row_json's.
+// Raw-row files for the experiment CLI: `run --out` appends rows through
+// JsonlAppender (one write(2) per line: a crash or Ctrl-C loses at most the
+// row being written), `compare` reads them back with "FILE:LINE: error"
+// messages. The row format itself is row_json's.
 #pragma once
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "probe/result.hpp"
+#include "report/jsonl_appender.hpp"
 
 namespace lse::report {
 
@@ -25,12 +26,11 @@ class RowsWriter {
  public:
   // Opens `path` for appending (creating it). Throws RowsFileError.
   explicit RowsWriter(const std::string& path);
-  ~RowsWriter();
-  RowsWriter(const RowsWriter&) = delete;
-  RowsWriter& operator=(const RowsWriter&) = delete;
 
   // Appends one row and its newline with a single write(2) (no fsync: the
-  // kernel has the line once write returns). Throws RowsFileError on failure.
+  // kernel has the line once write returns). Throws RowsFileError on failure
+  // ("PATH: cannot append a row: write failed: No space left on device"); a
+  // failed row leaves no partial line, so later rows may still be appended.
   void append(const probe::ProbeResult& result);
 
   const std::string& path() const { return path_; }
@@ -38,7 +38,7 @@ class RowsWriter {
 
  private:
   std::string path_;
-  int fd_ = -1;
+  JsonlAppender file_;
   std::size_t rows_ = 0;
 };
 

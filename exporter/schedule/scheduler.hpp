@@ -1,7 +1,8 @@
 // The probe loop (DESIGN §1): per target, a round of all its prompts in a
 // shuffled order every `interval` (± jitter), probes of one target never
 // overlapping, all targets concurrently on one io_context. Warmup probes are
-// marked and still delivered (metrics count them, rows drop them).
+// marked and still delivered (metrics count them, rows drop them). The rules
+// of the rhythm are pure (plan.hpp); this file owns the timers and reloads.
 #pragma once
 #include <utility>
 #include <boost/asio/io_context.hpp>
@@ -14,25 +15,26 @@
 
 #include "config/config.hpp"
 #include "probe/result.hpp"
+#include "schedule/plan.hpp"
+#include "schedule/probe_runner.hpp"
 
 namespace lse::schedule {
 
 using ResultSink = std::function<void(const probe::ProbeResult&)>;
-using ProbeStartHook = std::function<void(const std::string& target)>;
-
-// A stable fingerprint of everything that changes how a target is probed;
-// reload restarts exactly the targets whose fingerprint changed.
-std::string fingerprint(const config::Target& target, const config::Config& config);
 
 class Scheduler {
  public:
+  // `make_runner` builds each target's prober; empty: the real probe::Prober
+  // (prober_factory(host_label, user_agent)).
   Scheduler(boost::asio::io_context& io, ResultSink sink, std::string host_label,
-            std::string user_agent, std::uint64_t seed);
+            std::string user_agent, std::uint64_t seed, ProbeRunnerFactory make_runner = {});
   ~Scheduler();
 
-  // Starts, keeps or restarts target loops to match `config`. Call on the io
-  // thread. Throws std::runtime_error when a target cannot be set up (TLS
-  // material); in that case nothing changes.
+  // Starts, keeps or restarts target loops to match `config`: a loop whose
+  // LoopSpec (target + prompts, by value) is unchanged keeps running, every
+  // other one is restarted, removed targets stop. Call on the io thread.
+  // Throws std::runtime_error when a target cannot be set up (TLS material);
+  // in that case nothing changes.
   void apply(const config::Config& config);
 
   // Cancels every loop and probe in flight. Call on the io thread.
@@ -45,9 +47,8 @@ class Scheduler {
  private:
   boost::asio::io_context& io_;
   ResultSink sink_;
-  std::string host_label_;
-  std::string user_agent_;
-  std::mt19937_64 rng_;
+  ProbeRunnerFactory make_runner_;
+  Rng rng_;
   std::map<std::string, std::shared_ptr<Loop>> loops_;
 };
 

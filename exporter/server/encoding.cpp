@@ -3,10 +3,11 @@
 
 #include <zlib.h>
 
-#include <cctype>
 #include <cstdlib>
 #include <optional>
 #include <stdexcept>
+
+#include "util/text.hpp"
 
 namespace lse::server {
 namespace {
@@ -15,15 +16,6 @@ std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   return s;
-}
-
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i])))
-      return false;
-  return true;
 }
 
 // q of one coding's parameters ("q=0.5"); 1 when absent or unreadable.
@@ -53,7 +45,7 @@ bool accepts_gzip(std::string_view header) {
     auto semi = item.find(';');
     auto coding = trim(item.substr(0, semi));
     double q = semi == std::string_view::npos ? 1 : quality(item.substr(semi + 1));
-    if (iequals(coding, "gzip") || iequals(coding, "x-gzip"))
+    if (text::iequals(coding, "gzip") || text::iequals(coding, "x-gzip"))
       gzip_q = q;
     else if (coding == "*")
       any_q = q;

@@ -50,12 +50,8 @@ constexpr const char* kStyle =
     "text-align:left;vertical-align:top}th{background:#f3f3f3}"
     ".ok{color:#070}.fail{color:#b00}.muted{color:#777}code{font-size:90%}";
 
-}  // namespace
-
-std::string render_landing_page(const std::vector<TargetStatus>& targets,
-                                const std::map<std::string, probe::ProbeResult>& last,
-                                double now_unix) {
-  std::string out;
+// The head, the one-line description and the links to every endpoint.
+void append_header(std::string& out) {
   out +=
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
       "<title>llm-stream-exporter</title><style>";
@@ -68,48 +64,62 @@ std::string render_landing_page(const std::vector<TargetStatus>& targets,
       "<p><a href=\"metrics\">/metrics</a> &middot; <a href=\"api/v1/probes\">/api/v1/probes</a>"
       " &middot; <a href=\"config\">/config</a> &middot; <a href=\"-/healthy\">/-/healthy</a>"
       " &middot; <a href=\"-/ready\">/-/ready</a></p>\n";
+}
 
+// What is configured: name (linking to its rows), model, endpoint, prompts, interval.
+void append_target_cells(std::string& out, const TargetStatus& t) {
+  std::string prompts;
+  for (const auto& p : t.prompts) {
+    if (!prompts.empty()) prompts += ", ";
+    prompts += html_escape(p);
+  }
+  fmt::format_to(std::back_inserter(out),
+                 "<tr><td><a href=\"api/v1/probes?target={}\">{}</a></td><td>{}</td>"
+                 "<td><code>{}</code></td><td>{}</td><td>{}</td>",
+                 html_escape(query_encode(t.name)), html_escape(t.name), html_escape(t.model),
+                 html_escape(t.url_redacted), prompts,
+                 html_escape(format_interval(t.interval_seconds)));
+}
+
+// How the last probe went: outcome (failure detail on hover), the clock, its age.
+void append_last_probe_cells(std::string& out, const probe::ProbeResult& r, double now_unix) {
+  if (r.ok) {
+    out += "<td class=\"ok\">ok</td>";
+  } else {
+    std::string what(probe::to_string(r.reason));
+    if (r.http_status > 0) what += fmt::format(" ({})", r.http_status);
+    fmt::format_to(std::back_inserter(out), "<td class=\"fail\" title=\"{}\">{}</td>",
+                   html_escape(r.error_detail), html_escape(what));
+  }
+  fmt::format_to(std::back_inserter(out),
+                 "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+                 html_escape(or_dash(r.ttft)), html_escape(or_dash(r.gap_p95)),
+                 html_escape(or_dash(r.gap_max)), r.stalls,
+                 html_escape(format_age(now_unix - (r.ts + r.duration))));
+}
+
+}  // namespace
+
+std::string render_landing_page(const std::vector<TargetStatus>& targets,
+                                const std::map<std::string, probe::ProbeResult>& last,
+                                double now_unix) {
+  std::string out;
+  append_header(out);
   if (targets.empty()) {
     out += "<p class=\"muted\">No targets configured.</p>\n</body></html>\n";
     return out;
   }
-
   out +=
       "<table>\n<tr><th>target</th><th>model</th><th>endpoint</th><th>prompts</th>"
       "<th>interval</th><th>last probe</th><th>TTFT</th><th>gap p95</th><th>max gap</th>"
       "<th>stalls</th><th>age</th></tr>\n";
   for (const auto& t : targets) {
-    std::string prompts;
-    for (const auto& p : t.prompts) {
-      if (!prompts.empty()) prompts += ", ";
-      prompts += html_escape(p);
-    }
-    fmt::format_to(std::back_inserter(out),
-                   "<tr><td><a href=\"api/v1/probes?target={}\">{}</a></td><td>{}</td>"
-                   "<td><code>{}</code></td><td>{}</td><td>{}</td>",
-                   html_escape(query_encode(t.name)), html_escape(t.name), html_escape(t.model),
-                   html_escape(t.url_redacted), prompts,
-                   html_escape(format_interval(t.interval_seconds)));
-
+    append_target_cells(out, t);
     auto it = last.find(t.name);
-    if (it == last.end()) {
+    if (it == last.end())
       out += "<td class=\"muted\" colspan=\"6\">no probe yet</td></tr>\n";
-      continue;
-    }
-    const auto& r = it->second;
-    if (r.ok) {
-      out += "<td class=\"ok\">ok</td>";
-    } else {
-      std::string what(probe::to_string(r.reason));
-      if (r.http_status > 0) what += fmt::format(" ({})", r.http_status);
-      fmt::format_to(std::back_inserter(out), "<td class=\"fail\" title=\"{}\">{}</td>",
-                     html_escape(r.error_detail), html_escape(what));
-    }
-    fmt::format_to(std::back_inserter(out),
-                   "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
-                   html_escape(or_dash(r.ttft)), html_escape(or_dash(r.gap_p95)),
-                   html_escape(or_dash(r.gap_max)), r.stalls,
-                   html_escape(format_age(now_unix - (r.ts + r.duration))));
+    else
+      append_last_probe_cells(out, it->second, now_unix);
   }
   out += "</table>\n</body></html>\n";
   return out;

@@ -12,6 +12,7 @@
 #include "report/row_json.hpp"
 #include "server/encoding.hpp"
 #include "server/landing_page.hpp"
+#include "util/json.hpp"
 
 namespace lse::server {
 namespace {
@@ -56,25 +57,6 @@ std::optional<std::string> query_param(std::string_view query, std::string_view 
   return std::nullopt;
 }
 
-void append_json_string(std::string& out, std::string_view s) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  out += '"';
-  for (char ch : s) {
-    auto c = static_cast<unsigned char>(ch);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += ch;
-    } else if (c < 0x20) {
-      out += "\\u00";
-      out += kHex[c >> 4];
-      out += kHex[c & 0xF];
-    } else {
-      out += ch;
-    }
-  }
-  out += '"';
-}
-
 struct Outcome {
   http::status status = http::status::ok;
   std::string content_type = kText;
@@ -102,7 +84,7 @@ Outcome json_error(http::status status, std::string_view message) {
   o.status = status;
   o.content_type = kJson;
   o.body = "{\"error\":";
-  append_json_string(o.body, message);
+  json::append_quoted(o.body, message);
   o.body += '}';
   return o;
 }
@@ -137,54 +119,75 @@ Outcome probes(std::string_view query, const report::RowStore& rows) {
   return o;
 }
 
-Outcome route(http::verb method, Parts parts, const RouteContext& ctx) {
-  const bool get = method == http::verb::get || method == http::verb::head;
-  const auto& hooks = ctx.hooks;
-  const std::string_view path = parts.path;
+Outcome metrics(Parts, const RouteContext& ctx) {
+  Outcome o;
+  o.content_type = kMetricsContentType;
+  o.compressible = true;
+  if (ctx.hooks.metrics) o.body = ctx.hooks.metrics();
+  return o;
+}
 
-  if (path == "/metrics") {
-    if (!get) return method_not_allowed("GET, HEAD");
-    Outcome o;
-    o.content_type = kMetricsContentType;
-    o.compressible = true;
-    if (hooks.metrics) o.body = hooks.metrics();
-    return o;
-  }
-  if (path == "/-/healthy") {
-    if (!get) return method_not_allowed("GET, HEAD");
-    return text(http::status::ok, "OK");
-  }
-  if (path == "/-/ready") {
-    if (!get) return method_not_allowed("GET, HEAD");
-    if (hooks.ready && hooks.ready()) return text(http::status::ok, "OK");
-    return text(http::status::service_unavailable, "Not ready");
-  }
-  if (path == "/-/reload") {
-    if (method != http::verb::post) return method_not_allowed("POST");
-    if (!hooks.reload) return text(http::status::internal_server_error, "reload not available\n");
-    auto [ok, message] = hooks.reload();
-    if (message.empty()) message = ok ? "OK" : "reload failed";
-    if (message.back() != '\n') message += '\n';
-    return text(ok ? http::status::ok : http::status::internal_server_error, std::move(message));
-  }
-  if (path == "/config") {
-    if (!get) return method_not_allowed("GET, HEAD");
-    if (!hooks.config_dump) return text(http::status::service_unavailable, "no configuration\n");
-    return text(http::status::ok, hooks.config_dump());
-  }
-  if (path == "/api/v1/probes") {
-    if (!get) return method_not_allowed("GET, HEAD");
-    return probes(parts.query, ctx.rows);
-  }
-  if (path == "/") {
-    if (!get) return method_not_allowed("GET, HEAD");
-    Outcome o;
-    o.content_type = "text/html; charset=utf-8";
-    o.html = true;
-    o.compressible = true;
-    o.body = render_landing_page(hooks.targets ? hooks.targets() : std::vector<TargetStatus>{},
-                                 ctx.rows.last_by_target(), ctx.now_unix);
-    return o;
+Outcome healthy(Parts, const RouteContext&) { return text(http::status::ok, "OK"); }
+
+Outcome ready(Parts, const RouteContext& ctx) {
+  if (ctx.hooks.ready && ctx.hooks.ready()) return text(http::status::ok, "OK");
+  return text(http::status::service_unavailable, "Not ready");
+}
+
+Outcome reload(Parts, const RouteContext& ctx) {
+  if (!ctx.hooks.reload) return text(http::status::internal_server_error, "reload not available\n");
+  auto [ok, message] = ctx.hooks.reload();
+  if (message.empty()) message = ok ? "OK" : "reload failed";
+  if (message.back() != '\n') message += '\n';
+  return text(ok ? http::status::ok : http::status::internal_server_error, std::move(message));
+}
+
+Outcome config_dump(Parts, const RouteContext& ctx) {
+  if (!ctx.hooks.config_dump) return text(http::status::service_unavailable, "no configuration\n");
+  return text(http::status::ok, ctx.hooks.config_dump());
+}
+
+Outcome probes_page(Parts parts, const RouteContext& ctx) { return probes(parts.query, ctx.rows); }
+
+Outcome landing(Parts, const RouteContext& ctx) {
+  Outcome o;
+  o.content_type = "text/html; charset=utf-8";
+  o.html = true;
+  o.compressible = true;
+  o.body =
+      render_landing_page(ctx.hooks.targets ? ctx.hooks.targets() : std::vector<TargetStatus>{},
+                          ctx.rows.last_by_target(), ctx.now_unix);
+  return o;
+}
+
+// Every endpoint: its path, the methods it answers (the Allow of a 405) and
+// what it does. GET always comes with HEAD.
+enum class Methods { get_head, post };
+
+struct Endpoint {
+  std::string_view path;
+  Methods methods;
+  Outcome (*handle)(Parts, const RouteContext&);
+};
+
+bool allows(Methods methods, http::verb method) {
+  if (methods == Methods::post) return method == http::verb::post;
+  return method == http::verb::get || method == http::verb::head;
+}
+
+constexpr Endpoint kEndpoints[] = {
+    {"/metrics", Methods::get_head, metrics},    {"/-/healthy", Methods::get_head, healthy},
+    {"/-/ready", Methods::get_head, ready},      {"/-/reload", Methods::post, reload},
+    {"/config", Methods::get_head, config_dump}, {"/api/v1/probes", Methods::get_head, probes_page},
+    {"/", Methods::get_head, landing},
+};
+
+Outcome route(http::verb method, Parts parts, const RouteContext& ctx) {
+  for (const auto& e : kEndpoints) {
+    if (parts.path != e.path) continue;
+    if (!allows(e.methods, method))
+      return method_not_allowed(e.methods == Methods::post ? "POST" : "GET, HEAD");
+    return e.handle(parts, ctx);
   }
   return text(http::status::not_found, "Not Found\n");
 }

@@ -31,7 +31,9 @@
 #include <thread>
 #include <unordered_map>
 
+#include "net/listen_address.hpp"
 #include "server/routes.hpp"
+#include "util/wall_clock.hpp"
 
 namespace lse::server {
 namespace {
@@ -46,39 +48,12 @@ using tcp = asio::ip::tcp;
 // the client could lose our response; so half-close and drain for a moment.
 constexpr auto kLingerTime = std::chrono::seconds(1);
 
-double now_unix() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-struct ListenAddress {
-  std::string host;  // empty: all interfaces
-  std::string port;
-};
-
-ListenAddress parse_listen(const std::string& listen) {
-  auto bad = [&](const char* why) {
-    return std::runtime_error("invalid listen address \"" + listen + "\": " + why);
-  };
-  ListenAddress a;
-  if (!listen.empty() && listen.front() == '[') {
-    auto close = listen.find(']');
-    if (close == std::string::npos) throw bad("missing ']'");
-    a.host = listen.substr(1, close - 1);
-    if (close + 1 >= listen.size() || listen[close + 1] != ':')
-      throw bad("expected [address]:port");
-    a.port = listen.substr(close + 2);
-  } else {
-    auto colon = listen.rfind(':');
-    if (colon == std::string::npos) throw bad("expected host:port or :port");
-    a.host = listen.substr(0, colon);
-    a.port = listen.substr(colon + 1);
-    if (a.host.find(':') != std::string::npos)
-      throw bad("IPv6 addresses need brackets: [::1]:9687");
-  }
-  if (a.port.empty() || a.port.size() > 5 ||
-      a.port.find_first_not_of("0123456789") != std::string::npos || std::stoi(a.port) > 65535)
-    throw bad("port must be a number from 0 to 65535");
-  return a;
+// The address to bind, in the one grammar of net/listen_address.hpp.
+net::ListenAddress parse_listen(const std::string& listen) {
+  std::string error;
+  auto address = net::parse_listen_address(listen, &error);
+  if (!address) throw std::runtime_error("invalid listen address \"" + listen + "\": " + error);
+  return *address;
 }
 
 class Session;
@@ -152,7 +127,8 @@ class Session : public std::enable_shared_from_this<Session> {
     if (ec) return close_now();  // reset, broken pipe: the client is gone
 
     Request req = parser_->release();
-    Response res = handle_request(req, RouteContext{shared_->hooks, shared_->rows, now_unix()});
+    Response res =
+        handle_request(req, RouteContext{shared_->hooks, shared_->rows, wall_clock::unix_now()});
     write(std::move(res), /*linger=*/false);
   }
 
@@ -232,28 +208,93 @@ struct Server::Impl {
   std::thread thread;
   std::promise<void> finished;
 
+  struct Endpoint {
+    tcp::endpoint endpoint;
+    bool dual_stack = false;  // IPv6 any that also takes IPv4
+  };
+
+  std::runtime_error listen_error(const beast::error_code& ec) {
+    beast::error_code ignored;
+    acceptor.close(ignored);
+    return std::runtime_error("cannot listen on " + listen + ": " + ec.message());
+  }
+
+  // Bind, all interfaces: IPv6 any with v6_only off also takes IPv4; hosts
+  // without IPv6 fall back to IPv4 any. Leaves the acceptor open when v6 works.
+  Endpoint any_interface_endpoint(unsigned short port_number) {
+    beast::error_code ec;
+    acceptor.open(tcp::v6(), ec);
+    if (!ec) return {tcp::endpoint(tcp::v6(), port_number), true};
+    return {tcp::endpoint(tcp::v4(), port_number), false};
+  }
+
+  // Bind, one host: an IP literal as is, a name through the resolver.
+  Endpoint host_endpoint(const net::ListenAddress& address, unsigned short port_number) {
+    beast::error_code ec;
+    auto ip = asio::ip::make_address(address.host, ec);
+    if (!ec) return {tcp::endpoint(ip, port_number), false};
+    ec.clear();
+    tcp::resolver resolver(ioc);
+    auto results = resolver.resolve(address.host, address.port, ec);
+    if (!ec && results.empty()) ec = asio::error::host_not_found;
+    if (ec) throw listen_error(ec);
+    return {results.begin()->endpoint(), false};
+  }
+
+  // Bind: open (unless already open), options, bind, listen; records the port.
+  void bind_and_listen(const Endpoint& where) {
+    beast::error_code ec;
+    if (!acceptor.is_open()) acceptor.open(where.endpoint.protocol(), ec);
+    if (ec) throw listen_error(ec);
+    if (where.dual_stack) acceptor.set_option(asio::ip::v6_only(false), ec);
+    ec.clear();
+    // Lets a restarted exporter bind while old connections sit in TIME_WAIT;
+    // on Linux it does not let two listeners share the port.
+    acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+    acceptor.bind(where.endpoint, ec);
+    if (ec) throw listen_error(ec);
+    acceptor.listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) throw listen_error(ec);
+    port = acceptor.local_endpoint().port();
+  }
+
+  // Serve: the server's own thread, running the io_context.
+  void start_thread() {
+    thread = std::thread([this] {
+      // Scrapes yield to the probe thread: a /metrics render must never delay
+      // the read that timestamps a chunk (Linux nice values are per thread).
+      setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), 10);
+      run();
+    });
+  }
+
   void accept() {
     acceptor.async_accept(ioc, [this](beast::error_code ec, tcp::socket socket) {
-      if (shared->stopping || ec == asio::error::operation_aborted) return;
-      if (ec) {
-        // EMFILE and friends: retry shortly instead of spinning.
-        spdlog::warn("component=http msg=\"accept failed\" error=\"{}\"", ec.message());
-        accept_retry.expires_after(std::chrono::milliseconds(100));
-        accept_retry.async_wait([this](beast::error_code wait_ec) {
-          if (!wait_ec && !shared->stopping) accept();
-        });
-        return;
-      }
-      if (shared->sessions.size() >= shared->limits.max_connections) {
-        spdlog::debug(
-            "component=http msg=\"connection limit reached, closing new connection\" limit={}",
-            shared->limits.max_connections);
-        beast::error_code ignored;
-        socket.close(ignored);
-      } else {
-        std::make_shared<Session>(std::move(socket), shared)->start();
-      }
-      accept();
+      on_accept(ec, std::move(socket));
+    });
+  }
+
+  void on_accept(const beast::error_code& ec, tcp::socket socket) {
+    if (shared->stopping || ec == asio::error::operation_aborted) return;
+    if (ec) return retry_accept_later(ec);
+    if (shared->sessions.size() >= shared->limits.max_connections) {
+      spdlog::debug(
+          "component=http msg=\"connection limit reached, closing new connection\" limit={}",
+          shared->limits.max_connections);
+      beast::error_code ignored;
+      socket.close(ignored);
+    } else {
+      std::make_shared<Session>(std::move(socket), shared)->start();
+    }
+    accept();
+  }
+
+  // EMFILE and friends: retry shortly instead of spinning.
+  void retry_accept_later(const beast::error_code& ec) {
+    spdlog::warn("component=http msg=\"accept failed\" error=\"{}\"", ec.message());
+    accept_retry.expires_after(std::chrono::milliseconds(100));
+    accept_retry.async_wait([this](beast::error_code wait_ec) {
+      if (!wait_ec && !shared->stopping) accept();
     });
   }
 
@@ -271,6 +312,18 @@ struct Server::Impl {
     }
     finished.set_value();
   }
+
+  // Stop, on the io thread: no new connections, every open one closed.
+  void close_everything() {
+    shared->stopping = true;
+    beast::error_code ec;
+    acceptor.close(ec);
+    accept_retry.cancel();
+    std::vector<std::shared_ptr<Session>> live;
+    for (auto& [ptr, weak] : shared->sessions)
+      if (auto s = weak.lock()) live.push_back(std::move(s));
+    for (auto& s : live) s->close_now();
+  }
 };
 
 Server::Server(const std::string& listen, Hooks hooks, const report::RowStore& rows, Limits limits)
@@ -284,64 +337,15 @@ Server::~Server() { stop(); }
 
 void Server::start() {
   if (impl_->started) throw std::runtime_error("http server: already started");
-  const ListenAddress address = parse_listen(impl_->listen);
-  auto fail = [&](const beast::error_code& ec) {
-    beast::error_code ignored;
-    impl_->acceptor.close(ignored);
-    return std::runtime_error("cannot listen on " + impl_->listen + ": " + ec.message());
-  };
-
-  tcp::endpoint endpoint;
+  const net::ListenAddress address = parse_listen(impl_->listen);
   const auto port = static_cast<unsigned short>(std::stoi(address.port));
-  bool dual_stack = false;
-  beast::error_code ec;
-  if (address.host.empty()) {
-    // All interfaces: IPv6 any with v6_only off also takes IPv4; hosts
-    // without IPv6 fall back to IPv4 any.
-    impl_->acceptor.open(tcp::v6(), ec);
-    if (!ec) {
-      endpoint = tcp::endpoint(tcp::v6(), port);
-      dual_stack = true;
-    } else {
-      ec.clear();
-      endpoint = tcp::endpoint(tcp::v4(), port);
-    }
-  } else {
-    auto ip = asio::ip::make_address(address.host, ec);
-    if (!ec) {
-      endpoint = tcp::endpoint(ip, port);
-    } else {
-      ec.clear();
-      tcp::resolver resolver(impl_->ioc);
-      auto results = resolver.resolve(address.host, address.port, ec);
-      if (!ec && results.empty()) ec = asio::error::host_not_found;
-      if (ec) throw fail(ec);
-      endpoint = results.begin()->endpoint();
-    }
-  }
-  if (!impl_->acceptor.is_open()) impl_->acceptor.open(endpoint.protocol(), ec);
-  if (ec) throw fail(ec);
-  if (dual_stack) impl_->acceptor.set_option(asio::ip::v6_only(false), ec);
-  ec.clear();
-  // Lets a restarted exporter bind while old connections sit in TIME_WAIT;
-  // on Linux it does not let two listeners share the port.
-  impl_->acceptor.set_option(asio::socket_base::reuse_address(true), ec);
-  impl_->acceptor.bind(endpoint, ec);
-  if (ec) throw fail(ec);
-  impl_->acceptor.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec) throw fail(ec);
-  impl_->port = impl_->acceptor.local_endpoint().port();
+  impl_->bind_and_listen(address.host.empty() ? impl_->any_interface_endpoint(port)
+                                              : impl_->host_endpoint(address, port));
   impl_->started = true;
-
   // main logs the listening address; this is for debugging tests and embedders.
   spdlog::debug("component=http msg=\"listening\" address={} port={}", impl_->listen, impl_->port);
   impl_->accept();
-  impl_->thread = std::thread([impl = impl_.get()] {
-    // Scrapes yield to the probe thread: a /metrics render must never delay
-    // the read that timestamps a chunk (Linux nice values are per thread).
-    setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), 10);
-    impl->run();
-  });
+  impl_->start_thread();
 }
 
 unsigned short Server::port() const { return impl_->port; }
@@ -349,16 +353,7 @@ unsigned short Server::port() const { return impl_->port; }
 void Server::stop() {
   if (!impl_->thread.joinable()) return;
   auto finished = impl_->finished.get_future();
-  asio::post(impl_->ioc, [impl = impl_.get()] {
-    impl->shared->stopping = true;
-    beast::error_code ec;
-    impl->acceptor.close(ec);
-    impl->accept_retry.cancel();
-    std::vector<std::shared_ptr<Session>> live;
-    for (auto& [ptr, weak] : impl->shared->sessions)
-      if (auto s = weak.lock()) live.push_back(std::move(s));
-    for (auto& s : live) s->close_now();
-  });
+  asio::post(impl_->ioc, [impl = impl_.get()] { impl->close_everything(); });
   // Normally the loop runs dry right away; a hook stuck in a slow call must
   // not keep shutdown waiting.
   if (finished.wait_for(std::chrono::milliseconds(800)) != std::future_status::ready)

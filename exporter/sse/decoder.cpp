@@ -76,18 +76,25 @@ void Decoder::finish_dispatch() {
   event_.retry.reset();
 }
 
+void Decoder::keep_tail(std::string_view tail) {
+  if (over_limit(line_.size() + tail.size())) {
+    status_ = Status::event_too_large;
+    return;
+  }
+  line_.append(tail);
+}
+
 bool Decoder::has_partial_event() const {
   // After an oversize event the stream ended inside that event, whatever was
   // buffered when we stopped.
   if (status_ != Status::ok) return true;
-  return !line_.empty() || fields_pending_ || (!bom_checked_ && bom_matched_ > 0);
+  return !line_.empty() || fields_pending_ || !bom_.pending().empty();
 }
 
 void Decoder::reset() {
   line_.clear();
   last_was_cr_ = false;
-  bom_checked_ = false;
-  bom_matched_ = 0;
+  bom_.reset();
   event_.type.clear();
   event_.data.clear();
   event_.id.clear();

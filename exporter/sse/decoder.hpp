@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "util/leading_bom.hpp"
+
 namespace lse::sse {
 
 struct Event {
@@ -44,11 +46,13 @@ class Decoder {
   // Feeds bytes that are past the BOM check (the scanner proper).
   template <class Sink>
   void scan(std::string_view bytes, Sink& sink);
-  // Handles the optional leading BOM; returns the bytes left to scan. Bytes of
-  // a partial BOM that turns out not to be one are replayed through scan().
-  template <class Sink>
-  std::string_view strip_bom(std::string_view bytes, Sink& sink);
 
+  // The line ending at `term`: in place, or joined to the pending line_.
+  std::string_view take_line(const char* p, const char* term);
+  // Steps over the CR, LF or CRLF at `term`; returns where the next line starts.
+  const char* skip_terminator(const char* term, const char* end);
+  // Keeps an unterminated tail for the next feed, within the limit.
+  void keep_tail(std::string_view tail);
   // Processes one complete line (without its terminator). Returns true when it
   // completed an event in event_ that must be handed to the sink.
   bool process_line(std::string_view line);
@@ -62,10 +66,9 @@ class Decoder {
   std::size_t max_event_bytes_;
   std::string line_;          // bytes of the current, unterminated line
   bool last_was_cr_ = false;  // a CR ended the previous feed: skip a leading LF
-  bool bom_checked_ = false;
-  std::uint8_t bom_matched_ = 0;  // BOM bytes seen so far while !bom_checked_
-  Event event_;                   // event_.id doubles as the sticky last-id buffer
-  bool fields_pending_ = false;   // a field line was seen since the last blank line
+  LeadingBom bom_;
+  Event event_;                  // event_.id doubles as the sticky last-id buffer
+  bool fields_pending_ = false;  // a field line was seen since the last blank line
   std::uint64_t comments_ = 0;
   Status status_ = Status::ok;
 };

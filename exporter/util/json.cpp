@@ -7,6 +7,7 @@
 
 #include <utility>
 #include <cmath>
+#include <cstdint>
 #include <iterator>
 #include <stdexcept>
 #include <type_traits>
@@ -65,14 +66,60 @@ void merge(Value& base, const Value& overlay) {
   base = overlay;
 }
 
+namespace {
+
+// Length of the well-formed UTF-8 sequence at s[i] (no overlongs, no
+// surrogates, nothing above U+10FFFF), or 0 when it is not one.
+std::size_t utf8_sequence_length(std::string_view s, std::size_t i) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const unsigned char c = p[i];
+  std::size_t len = 0;
+  std::uint32_t cp = 0;
+  if (c >= 0xC2 && c <= 0xDF) {
+    len = 2;
+    cp = c & 0x1F;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    len = 3;
+    cp = c & 0x0F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    len = 4;
+    cp = c & 0x07;
+  }
+  if (len == 0 || i + len > s.size()) return 0;
+  for (std::size_t k = 1; k < len; ++k) {
+    if ((p[i + k] & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (p[i + k] & 0x3F);
+  }
+  if (len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) return 0;
+  if (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) return 0;
+  return len;
+}
+
+}  // namespace
+
 void append_quoted(std::string& out, std::string_view s) {
   static constexpr char kHex[] = "0123456789abcdef";
   out.push_back('"');
   // Copy runs of bytes that need no escaping in one append; string values in
   // rows (prompts, model names) are mostly plain.
   std::size_t run = 0;
-  for (std::size_t i = 0; i < s.size(); ++i) {
+  std::size_t i = 0;
+  while (i < s.size()) {
     const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x80) {
+      // Invalid UTF-8 becomes U+FFFD: the output must stay readable by a
+      // strict parser (simdjson rejects invalid UTF-8), whatever bytes an
+      // upstream put in a model name or an error message.
+      const std::size_t len = utf8_sequence_length(s, i);
+      if (len > 0) {
+        i += len;
+        continue;
+      }
+      out.append(s.data() + run, i - run);
+      out.append("\xEF\xBF\xBD");
+      run = ++i;
+      continue;
+    }
     const char* esc = nullptr;
     switch (c) {
       case '"': esc = "\\\""; break;
@@ -83,10 +130,13 @@ void append_quoted(std::string& out, std::string_view s) {
       case '\r': esc = "\\r"; break;
       case '\t': esc = "\\t"; break;
       default:
-        if (c >= 0x20) continue;
+        if (c >= 0x20) {
+          ++i;
+          continue;
+        }
     }
     out.append(s.data() + run, i - run);
-    run = i + 1;
+    run = ++i;
     if (esc != nullptr) {
       out.append(esc);
     } else {

@@ -30,6 +30,8 @@ struct Value {
   Value(Array a) : v(std::move(a)) {}
   Value(Object o) : v(std::move(o)) {}
 
+  bool operator==(const Value&) const = default;
+
   bool is_object() const { return std::holds_alternative<Object>(v); }
   Object& object() { return std::get<Object>(v); }
   const Object& object() const { return std::get<Object>(v); }
@@ -48,7 +50,8 @@ void merge(Value& base, const Value& overlay);
 // Compact serialisation, RFC 8259 escaping, doubles with shortest round-trip form.
 std::string dump(const Value& value);
 void dump_to(std::string& out, const Value& value);
-// Appends `s` as a quoted, escaped JSON string.
+// Appends `s` as a quoted, escaped JSON string; invalid UTF-8 becomes U+FFFD.
+// The one JSON string escaper of the tree (rows, logs, API answers).
 void append_quoted(std::string& out, std::string_view s);
 
 }  // namespace lse::json

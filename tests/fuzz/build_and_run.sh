@@ -26,7 +26,7 @@ mkdir -p "${out}/corpus" "${out}/artifacts"
   -I"${root}/exporter" \
   "${here}/sse_api_fuzz.cpp" \
   "${root}/exporter/sse/decoder.cpp" \
-  "${root}/exporter/api/adapter.cpp" \
+  "${root}"/exporter/api/*.cpp \
   "${root}/exporter/util/json.cpp" \
   -lsimdjson -lfmt \
   -o "${out}/sse_api_fuzz"

@@ -98,6 +98,24 @@ class BadInput(unittest.TestCase):
             self.assertEqual(len(rows), 6)
             self.assertTrue(all(not r['ok'] and r['reason'] == 'connect' for r in rows))
 
+    def test_rows_that_cannot_be_written_are_surfaced(self):
+        # /dev/full: every write(2) fails with ENOSPC, as on a full disk.
+        with TempDir() as tmp, Upstream(tmp) as up:
+            files = prompt_files(tmp)[:1]
+            env = {'MC_BASE_URL': up.url('ttft=10,gap=5,chunks=4'), 'MC_MODEL': 'm'}
+            p = run_cli(['run'] + files + ['4', '--out', '/dev/full', '--warmup', '0'], env=env)
+            self.assertEqual(p.returncode, 1, p.stderr)
+            lines = p.stderr.splitlines()
+            write_errors = [line for line in lines if 'cannot append a row' in line]
+            self.assertEqual(write_errors,
+                             ['run: /dev/full: cannot append a row: write failed: No space left on device'],
+                             p.stderr)  # one line per distinct error, not one per row
+            self.assertIn('run: error: 4 of 4 rows could not be written to /dev/full '
+                          '(1 distinct error, shown above)', lines)
+            self.assertIn('run: 0 rows in /dev/full', lines)
+            self.assertEqual(len(up.requests()), 4)  # probing went on
+            self.assertIn('(4 runs, 4 ok)', p.stdout)
+
     def test_missing_prompt_file(self):
         with TempDir() as tmp:
             p = run_cli(['run', f'{tmp}/nope.txt', '5', '--out', f'{tmp}/r.jsonl'],

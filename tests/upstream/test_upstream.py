@@ -186,7 +186,7 @@ class Response:
 
     # SSE: events with the arrival time of the byte that completed them.
     def events(self) -> list[dict]:
-        out, data, comments, pos = [], [], [], 0
+        out, data, comments, pos, name = [], [], [], 0, None
         body = bytes(self.body)
         while True:
             nl = body.find(b"\n", pos)
@@ -197,15 +197,30 @@ class Response:
                 if data or comments:
                     out.append({"t": self.time_of_body(nl), "data": "\n".join(data) if data else None,
                                 "comments": comments, "start": self.raw_of_body(ev_start),
-                                "end": self.raw_of_body(nl)})
-                data, comments = [], []
+                                "end": self.raw_of_body(nl), "event": name})
+                data, comments, name = [], [], None
             else:
                 if not data and not comments:
                     ev_start = pos
                 if line.startswith(":"):
                     comments.append(line[1:].strip())
+                elif line.startswith("event:"):
+                    name = line[6:].strip()
                 elif line.startswith("data:"):
                     data.append(line[5:].lstrip(" ") if line[5:6] == " " else line[5:])
+            pos = nl + 1
+        return out
+
+
+    # NDJSON: lines with the arrival time of their "\n".
+    def lines(self) -> list[dict]:
+        out, pos, body = [], 0, bytes(self.body)
+        while True:
+            nl = body.find(b"\n", pos)
+            if nl < 0:
+                break
+            out.append({"t": self.time_of_body(nl), "data": body[pos:nl].rstrip(b"\r").decode(),
+                        "start": self.raw_of_body(pos), "end": self.raw_of_body(nl)})
             pos = nl + 1
         return out
 
@@ -739,6 +754,405 @@ class UpstreamTest(unittest.TestCase):
         self.assertFalse(os.path.exists(srv.port_file))
         s1.close()
         s2.close()
+
+
+# --------------------------------------------------------------------------- dialects
+
+PROMPT = "What is the capital of France?"
+# api -> (path after the /s/<spec> prefix, streaming request body)
+DIALECT_REQUESTS = {
+    "anthropic-messages": ("/v1/messages", {"model": "claude-test", "max_tokens": 64, "stream": True,
+                                            "messages": [{"role": "user", "content": PROMPT}]}),
+    "openai-responses": ("/v1/responses", {"model": "gpt-test", "input": PROMPT, "max_output_tokens": 64,
+                                           "stream": True}),
+    "ollama-chat": ("/api/chat", {"model": "llama-test", "messages": [{"role": "user", "content": PROMPT}],
+                                  "options": {"num_predict": 64, "temperature": 0}}),
+    "ollama-generate": ("/api/generate", {"model": "llama-test", "prompt": PROMPT,
+                                          "options": {"num_predict": 64, "temperature": 0}}),
+    "gemini": ("/v1beta/models/gemini-test:streamGenerateContent?alt=sse",
+               {"contents": [{"role": "user", "parts": [{"text": PROMPT}]}],
+                "generationConfig": {"maxOutputTokens": 64}}),
+}
+NDJSON_APIS = ("ollama-chat", "ollama-generate")
+# api -> the stop reason the end marker carries for finish=stop and finish=length
+STOP_REASONS = {
+    "anthropic-messages": ("end_turn", "max_tokens"),
+    "openai-responses": ("completed", "max_output_tokens"),
+    "ollama-chat": ("stop", "length"),
+    "ollama-generate": ("stop", "length"),
+    "gemini": ("STOP", "MAX_TOKENS"),
+}
+ERROR_EVENTS = {
+    "anthropic-messages": {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
+    "gemini": {"error": {"code": 503, "message": "The model is overloaded.", "status": "UNAVAILABLE"}},
+}
+
+
+def dialect_request(port, api, spec, body=None, sock=None, **kw):
+    path, default = DIALECT_REQUESTS[api]
+    url = f"/s/{spec}{path}"
+    if sock is not None:
+        send_request(sock, url, body or default, **kw)
+        return read_response(sock)
+    return request(port, url, body or default, **kw)[0]
+
+
+def classify(api: str, resp: Response) -> dict:
+    """Decode a dialect's stream: its items (kind content/reasoning/other/end/error/bad), and the stop reason.
+
+    Checks the invariants of each dialect on the way (event name = JSON type, sequence numbers).
+    """
+    items, stop, seqs = [], None, []
+    raw = resp.lines() if api in NDJSON_APIS else [e for e in resp.events() if e["data"] is not None]
+    for ev in raw:
+        try:
+            j = json.loads(ev["data"])
+        except ValueError:
+            items.append(dict(ev, kind="bad"))
+            continue
+        kind, text = "other", None
+        if api == "anthropic-messages":
+            name = ev["event"]
+            assert name == j["type"], (name, j)
+            if name == "content_block_delta":
+                d = j["delta"]
+                if d["type"] == "text_delta" and d["text"]:
+                    kind, text = "content", d["text"]
+                elif d["type"] == "thinking_delta" and d["thinking"]:
+                    kind, text = "reasoning", d["thinking"]
+            elif name == "message_delta":
+                stop = j["delta"]["stop_reason"]
+            elif name == "message_stop":
+                kind = "end"
+            elif name == "error":
+                kind = "error"
+        elif api == "openai-responses":
+            name = ev["event"]
+            assert name == j["type"], (name, j)
+            seqs.append(j["sequence_number"])
+            if name == "response.output_text.delta" and j["delta"]:
+                kind, text = "content", j["delta"]
+            elif name == "response.reasoning_summary_text.delta" and j["delta"]:
+                kind, text = "reasoning", j["delta"]
+            elif name in ("response.completed", "response.incomplete"):
+                kind = "end"
+                r = j["response"]
+                stop = r["incomplete_details"]["reason"] if name == "response.incomplete" else r["status"]
+            elif name == "error":
+                kind = "error"
+        elif api in NDJSON_APIS:
+            if "error" in j:
+                kind = "error"
+            elif j["done"]:
+                kind, stop = "end", j["done_reason"]
+            else:
+                src = j["message"] if api == "ollama-chat" else j
+                key = "content" if api == "ollama-chat" else "response"
+                if src[key]:
+                    kind, text = "content", src[key]
+                elif src.get("thinking"):
+                    kind, text = "reasoning", src["thinking"]
+        else:  # gemini
+            assert ev["event"] is None, ev
+            if "error" in j:
+                kind = "error"
+            else:
+                cand = j["candidates"][0]
+                for part in cand["content"]["parts"]:
+                    if part.get("text"):
+                        kind, text = ("reasoning" if part.get("thought") else "content"), part["text"]
+                if "finishReason" in cand:
+                    kind, stop = "end", cand["finishReason"]
+        items.append(dict(ev, kind=kind, json=j, text=text))
+    if seqs:
+        assert seqs == list(range(len(seqs))), seqs
+    return {"items": items, "stop": stop, "by": lambda k: [i for i in items if i["kind"] == k]}
+
+
+class DialectTest(unittest.TestCase):
+    """Every dialect of issue 8 with the same scripts; one server for the class."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="upstream-dialect-test-")
+        cls.srv = Server(cls.tmp)
+
+    @classmethod
+    def tearDownClass(cls):
+        try:
+            rc, _ = cls.srv.stop()
+            assert rc == 0, cls.srv.stderr()
+            assert "Traceback" not in cls.srv.stderr(), cls.srv.stderr()
+        finally:
+            shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    timed = UpstreamTest.timed
+    assert_near = UpstreamTest.assert_near
+
+    def setUp(self):
+        self.srv.rows_seen = len(self.srv.log())  # rows of earlier tests are done with
+
+    def row(self, api: str, spec: str | None = None) -> dict:
+        """The next log row of this dialect (and spec): rows a failed subtest, or a
+        check that needs no row, left unread are skipped. Waits for it to be written."""
+        while True:
+            row = self.srv.next_row()
+            if row["endpoint"] == api and (spec is None or row["spec"] == spec):
+                return row
+
+    def test_stream_shapes(self):
+        srv = self.srv
+        for api in DIALECT_REQUESTS:
+            with self.subTest(api=api):
+                r = dialect_request(srv.port, api, "ttft=5,gap=2,chunks=6,reasoning=2")
+                self.assertEqual(r.status, 200)
+                self.assertTrue(r.terminated)
+                s = classify(api, r)
+                self.assertEqual([i["text"] for i in s["by"]("reasoning")], [upstream.WORDS[0], " " + upstream.WORDS[1]])
+                self.assertEqual("".join(i["text"] for i in s["by"]("content")), " ".join(upstream.WORDS[2:6]))
+                self.assertEqual(s["stop"], STOP_REASONS[api][0])
+                self.assertEqual(len(s["by"]("end")), 1)
+                self.assertIs(s["items"][-1]["kind"], "end")
+                self.assertEqual(s["by"]("error") + s["by"]("bad"), [])
+                # Reasoning chunks come first, then content.
+                kinds = [i["kind"] for i in s["items"] if i["kind"] in ("content", "reasoning")]
+                self.assertEqual(kinds, ["reasoning"] * 2 + ["content"] * 4)
+                ctype = r.headers["content-type"]
+                body = bytes(r.body)
+                if api in NDJSON_APIS:
+                    self.assertEqual(ctype, "application/x-ndjson")
+                    self.assertEqual(len(s["items"]), 7)   # 6 chunk lines + the done line
+                    self.assertNotIn(b"\r", body)
+                    last = s["items"][-1]["json"]
+                    self.assertEqual((last["prompt_eval_count"] > 0, last["eval_count"]), (True, 6))
+                    for k in ("total_duration", "load_duration", "prompt_eval_duration", "eval_duration"):
+                        self.assertIsInstance(last[k], int)
+                    # Derived from the script: eval = 5 gaps of 2 ms; prompt eval + load = ttft.
+                    self.assertEqual(last["eval_duration"], 10_000_000)
+                    self.assertEqual(last["load_duration"] + last["prompt_eval_duration"], 5_000_000)
+                    self.assertEqual(last["total_duration"], 15_000_000)
+                    self.assertTrue(all(i["json"]["model"] == "llama-test" for i in s["items"]))
+                else:
+                    self.assertTrue(ctype.startswith("text/event-stream"), ctype)
+                    self.assertNotIn(b"[DONE]", body)
+                if api == "gemini":
+                    self.assertEqual(body.count(b"\r\n\r\n"), 7)
+                    self.assertNotIn(b"\n", body.replace(b"\r\n", b""))
+                    u = s["items"][-1]["json"]["usageMetadata"]
+                    self.assertEqual((u["candidatesTokenCount"], u["thoughtsTokenCount"]), (4, 2))
+                    self.assertEqual(u["totalTokenCount"], u["promptTokenCount"] + 6)
+                    self.assertEqual(s["items"][0]["json"]["modelVersion"], "gemini-test")
+                if api == "anthropic-messages":
+                    names = [i["event"] for i in s["items"]]
+                    self.assertEqual(names[:3], ["message_start", "content_block_start", "ping"])
+                    self.assertEqual(s["items"][1]["json"]["content_block"]["type"], "thinking")
+                    self.assertGreater(s["items"][0]["json"]["message"]["usage"]["input_tokens"], 0)
+                    # Thinking block 0 closes with a signature, the text is block 1.
+                    i = names.index("content_block_stop")
+                    self.assertEqual(s["items"][i - 1]["json"]["delta"]["type"], "signature_delta")
+                    self.assertEqual(s["items"][i + 1]["json"]["content_block"], {"type": "text", "text": ""})
+                    self.assertTrue(all(c["json"]["index"] == 1 for c in s["by"]("content")))
+                    self.assertEqual(names[-3:], ["content_block_stop", "message_delta", "message_stop"])
+                    self.assertEqual(s["items"][-2]["json"]["usage"]["output_tokens"], 6)
+                if api == "openai-responses":
+                    names = [i["event"] for i in s["items"]]
+                    self.assertEqual(names[:4], ["response.created", "response.in_progress",
+                                                 "response.output_item.added",
+                                                 "response.reasoning_summary_part.added"])
+                    self.assertEqual(names[-4:], ["response.output_text.done", "response.content_part.done",
+                                                  "response.output_item.done", "response.completed"])
+                    self.assertTrue(all(c["json"]["output_index"] == 1 for c in s["by"]("content")))
+                    resp = s["items"][-1]["json"]["response"]
+                    self.assertEqual([o["type"] for o in resp["output"]], ["reasoning", "message"])
+                    u = resp["usage"]
+                    self.assertEqual((u["output_tokens"], u["total_tokens"]), (6, u["input_tokens"] + 6))
+                row = self.row(api)
+                self.assertEqual((row["endpoint"], row["api"], row["outcome"]), (api, api, "done"))
+                self.assertEqual((row["chunks"], row["reasoning"], len(row["sends"])), (6, 2, 6))
+                self.assertEqual(row["max_tokens"], 64)
+
+    def test_stall_timing(self):
+        srv = self.srv
+        sched = scheduled(60, 15, 8, {4: 200})
+        for api in DIALECT_REQUESTS:
+            def check():
+                with connect(srv.port) as s:
+                    t_sent = send_request(s, f"/s/ttft=60,gap=15,chunks=8,stall=4:200{DIALECT_REQUESTS[api][0]}",
+                                          DIALECT_REQUESTS[api][1])
+                    r = read_response(s)
+                row = self.row(api)
+                t0 = row["t_request"]
+                self.assertLessEqual(t_sent - 0.001, t0)
+                self.assertEqual(len(row["sends"]), 8)
+                for i, (sent, want) in enumerate(zip(row["sends"], sched)):
+                    self.assert_near(sent - t0, want, srv.tol, f"{api}: server send of chunk {i}")
+                evs = classify(api, r)["by"]("content")
+                self.assertEqual(len(evs), 8)
+                for i, (ev, want) in enumerate(zip(evs, sched)):
+                    self.assert_near(ev["t"] - t0, want, srv.ctol, f"{api}: client arrival of chunk {i}")
+                gaps = [b["t"] - a["t"] for a, b in zip(evs, evs[1:])]
+                self.assertEqual(len(gaps), 7)
+                self.assert_near(gaps[3], 0.200, srv.ctol, f"{api}: stall gap at the client")
+                self.assertEqual(sum(g >= 0.1 for g in gaps), 1)
+            with self.subTest(api=api):
+                self.timed(check)
+
+    def test_error_after_and_reuse(self):
+        srv = self.srv
+        for api in DIALECT_REQUESTS:
+            with self.subTest(api=api), connect(srv.port) as sock:
+                r = dialect_request(srv.port, api, "ttft=5,gap=3,chunks=6,error_after=2", sock=sock)
+                self.assertTrue(r.terminated)
+                s = classify(api, r)
+                self.assertEqual(len(s["by"]("content")), 2)
+                self.assertEqual(s["items"][-1]["kind"], "error")
+                self.assertEqual(s["by"]("end"), [])
+                err = s["items"][-1]
+                if api in ERROR_EVENTS:
+                    self.assertEqual(err["json"], ERROR_EVENTS[api])
+                if api == "anthropic-messages":
+                    self.assertEqual(err["event"], "error")
+                if api == "openai-responses":
+                    self.assertEqual(err["event"], "error")
+                    self.assertEqual((err["json"]["type"], err["json"]["code"]), ("error", "server_error"))
+                    self.assertTrue(err["json"]["message"])
+                if api in NDJSON_APIS:
+                    self.assertEqual(list(err["json"]), ["error"])
+                    self.assertIsInstance(err["json"]["error"], str)
+                row = self.row(api)
+                self.assertEqual(row["outcome"], "error_event")
+                # The connection stays usable.
+                r = dialect_request(srv.port, api, "ttft=2,gap=1,chunks=2", sock=sock)
+                self.assertEqual(len(classify(api, r)["by"]("content")), 2)
+                self.assertEqual(self.row(api)["conn"], row["conn"])
+
+    def test_close_after_cuts_before_the_end_marker(self):
+        srv = self.srv
+        for api in DIALECT_REQUESTS:
+            def check():
+                r = dialect_request(srv.port, api, "ttft=10,gap=10,chunks=8,close_after=3")
+                self.assertTrue(r.eof)
+                self.assertFalse(r.terminated)
+                s = classify(api, r)
+                self.assertEqual(len(s["by"]("content")), 3)
+                self.assertEqual(s["by"]("end"), [])
+                self.assertIsNone(s["stop"])
+                row = self.row(api)
+                self.assertEqual((row["outcome"], len(row["sends"])), ("closed", 3))
+                self.assert_near(row["end"] - row["t_request"], scheduled(10, 10, 8)[3], srv.tol, f"{api}: close")
+            with self.subTest(api=api):
+                self.timed(check)
+
+    def test_finish_length_maps_to_the_stop_reason(self):
+        srv = self.srv
+        for api in DIALECT_REQUESTS:
+            with self.subTest(api=api):
+                s = classify(api, dialect_request(srv.port, api, "ttft=2,gap=1,chunks=3,finish=length"))
+                self.assertEqual(s["stop"], STOP_REASONS[api][1])
+                self.assertEqual(s["items"][-1]["kind"], "end")
+                if api == "openai-responses":
+                    self.assertEqual(s["items"][-1]["event"], "response.incomplete")
+                    self.assertEqual(s["items"][-1]["json"]["response"]["status"], "incomplete")
+
+    def test_no_done_bad_json_split_keepalive_per_write(self):
+        srv = self.srv
+        for api in DIALECT_REQUESTS:
+            with self.subTest(api=api):
+                # no_done leaves out the end marker only.
+                s = classify(api, dialect_request(srv.port, api, "ttft=2,gap=1,chunks=3,no_done=1"))
+                self.assertEqual((len(s["by"]("content")), s["by"]("end")), (3, []))
+                if api == "anthropic-messages":
+                    self.assertEqual(s["items"][-1]["event"], "message_delta")
+                if api == "openai-responses":
+                    self.assertEqual(s["items"][-1]["event"], "response.output_item.done")
+                # bad_json_after: one unparsable event/line before chunk 1, then the stream goes on.
+                s = classify(api, dialect_request(srv.port, api, "ttft=2,gap=1,chunks=3,bad_json_after=1"))
+                kinds = [i["kind"] for i in s["items"] if i["kind"] != "other"]
+                self.assertEqual(kinds, ["content", "bad", "content", "content", "end"])
+                self.assertEqual(s["by"]("bad")[0]["data"], "{not json")
+                # split: reads end inside the events' JSON, which still parses. Each event
+                # leaves in two writes 1 ms apart; a busy client may read both at once.
+                def check_split():
+                    r = dialect_request(srv.port, api, "ttft=10,gap=15,chunks=6,split=1")
+                    evs = classify(api, r)["by"]("content")
+                    self.assertEqual(len(evs), 6)
+                    ends = r.read_ends()
+                    inside = sum(any(e["start"] + 8 < x < e["end"] for x in ends) for e in evs)
+                    self.assertGreaterEqual(inside, 3, f"{api}: reads ending inside an event's JSON")
+                self.timed(check_split)
+                # keepalive: comments in SSE dialects, nothing in NDJSON.
+                r = dialect_request(srv.port, api, "ttft=70,gap=1,chunks=2,keepalive=20")
+                comments = [e for e in r.events() if e["comments"]] if api not in NDJSON_APIS else []
+                if api in NDJSON_APIS:
+                    self.assertFalse(bytes(r.body).startswith(b":"))
+                    self.assertEqual(len(r.lines()), 3)
+                else:
+                    self.assertGreaterEqual(len(comments), 2)
+                    self.assertIn("keep-alive", comments[0]["comments"])
+                self.assertEqual(len(classify(api, r)["by"]("content")), 2)
+                # per_write: groups of chunks read together, each group's JSON whole.
+                r = dialect_request(srv.port, api, "ttft=10,gap=20,chunks=6,per_write=3")
+                evs = classify(api, r)["by"]("content")
+                self.assertEqual(len(evs), 6)
+                row = self.row(api, "ttft=10,gap=20,chunks=6,per_write=3")
+                self.assertEqual(len(set(row["sends"])), 2)
+
+    def test_status_and_request_checks(self):
+        srv = self.srv
+        for api in DIALECT_REQUESTS:
+            with self.subTest(api=api):
+                r = dialect_request(srv.port, api, "status=429")
+                self.assertEqual((r.status, r.headers["retry-after"]), (429, "1"))
+                err = json.loads(r.body)
+                if api == "anthropic-messages":
+                    self.assertEqual((err["type"], err["error"]["type"]), ("error", "rate_limit_error"))
+                elif api == "gemini":
+                    self.assertEqual((err["error"]["code"], err["error"]["status"]), (429, "RESOURCE_EXHAUSTED"))
+                elif api in NDJSON_APIS:
+                    self.assertIsInstance(err["error"], str)
+                else:
+                    self.assertEqual(err["error"]["code"], "rate_limit_exceeded")
+                r = dialect_request(srv.port, api, "bogus=1")
+                self.assertEqual(r.status, 400)
+                self.assertIn("bogus", r.body.decode())
+        # Anthropic requires max_tokens.
+        body = dict(DIALECT_REQUESTS["anthropic-messages"][1])
+        del body["max_tokens"]
+        r = dialect_request(srv.port, "anthropic-messages", "chunks=2", body)
+        self.assertEqual(r.status, 400)
+        self.assertEqual(json.loads(r.body)["error"], {"type": "invalid_request_error",
+                                                       "message": "max_tokens: Field required"})
+        # Auth headers are accepted and named in the log; "/v1" may be left out.
+        r, _ = request(srv.port, "/s/ttft=2,chunks=2/messages", DIALECT_REQUESTS["anthropic-messages"][1],
+                       headers={"x-api-key": "sk-ant-test", "anthropic-version": "2023-06-01"})
+        self.assertEqual(len(classify("anthropic-messages", r)["by"]("content")), 2)
+        row = self.row("anthropic-messages", "ttft=2,chunks=2")
+        self.assertEqual((row["auth"], row["anthropic_version"]), (["x-api-key"], "2023-06-01"))
+        self.assertNotIn("sk-ant-test", json.dumps(row))
+        r, _ = request(srv.port, "/s/ttft=2,chunks=2/v1beta/models/g1:streamGenerateContent?alt=sse",
+                       DIALECT_REQUESTS["gemini"][1], headers={"x-goog-api-key": "k"})
+        self.assertEqual(len(classify("gemini", r)["by"]("content")), 2)
+        row = self.row("gemini", "ttft=2,chunks=2")
+        self.assertEqual((row["auth"], row["query"], row["model"]), (["x-goog-api-key"], "alt=sse", "g1"))
+        # Gemini streams only with alt=sse; :generateContent answers once.
+        r, _ = request(srv.port, "/s/chunks=2/v1beta/models/g1:streamGenerateContent", DIALECT_REQUESTS["gemini"][1])
+        self.assertEqual(r.status, 400)
+        r, _ = request(srv.port, "/s/ttft=2,chunks=3/v1beta/models/g1:generateContent", DIALECT_REQUESTS["gemini"][1])
+        j = json.loads(r.body)
+        self.assertEqual(j["candidates"][0]["content"]["parts"][0]["text"], " ".join(upstream.WORDS[:3]))
+        self.assertEqual(j["candidates"][0]["finishReason"], "STOP")
+        # Ollama streams by default; "stream": false gets one answer.
+        body = dict(DIALECT_REQUESTS["ollama-chat"][1], stream=False)
+        r = dialect_request(srv.port, "ollama-chat", "ttft=2,chunks=3", body)
+        self.assertEqual(r.headers["content-type"], "application/json")
+        j = json.loads(r.body)
+        self.assertEqual((j["done"], j["message"]["content"]), (True, " ".join(upstream.WORDS[:3])))
+        # Anthropic and Responses without "stream": true answer once too.
+        for api, path in (("anthropic-messages", "content"), ("openai-responses", "output")):
+            body = dict(DIALECT_REQUESTS[api][1])
+            del body["stream"]
+            j = json.loads(dialect_request(srv.port, api, "ttft=2,chunks=3", body).body)
+            self.assertTrue(j[path], j)
 
 
 class TlsTest(unittest.TestCase):

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Scriptable OpenAI-compatible streaming upstream for tests and demos.
+"""Scriptable streaming LLM upstream (OpenAI, Anthropic, Ollama, Gemini) for tests and demos.
 
-Python 3.11 standard library only. It answers like an OpenAI-compatible LLM
-server that streams its answer as Server-Sent Events, with timing and faults
-scripted by the URL, so the exporter's clock (DESIGN.md section 2) can be
-checked against a known schedule.
+Python 3.11 standard library only. It answers like an LLM server that streams
+its answer (Server-Sent Events, or NDJSON for Ollama) in any of the dialects of
+issue 8, with timing and faults scripted by the URL, so the exporter's clock
+(DESIGN.md section 2) can be checked against a known schedule. The script (and
+so the log's send times) is the same in every dialect; only the wording changes.
 
 Usage:
   upstream.py --port 0 --port-file F [--host 127.0.0.1] [--log-file L.jsonl]
@@ -14,13 +15,22 @@ Usage:
   (write a temporary file, then rename) once listening, and serves until SIGTERM
   or SIGINT, then exits 0 within a second (removing the port file).
 
-Endpoints:
-  POST {prefix}/v1/chat/completions   chat.completion.chunk events
-  POST {prefix}/v1/completions        text_completion events
+Endpoints (the dialect, as in a config's "api:", is named on the right):
+  POST {prefix}/v1/chat/completions   chat.completion.chunk events      openai-chat
+  POST {prefix}/v1/completions        text_completion events            openai-completions
+  POST {prefix}/v1/messages           Anthropic Messages events         anthropic-messages
+  POST {prefix}/v1/responses          OpenAI Responses events           openai-responses
+  POST {prefix}/api/chat              Ollama NDJSON (message.content)   ollama-chat
+  POST {prefix}/api/generate          Ollama NDJSON (response)          ollama-generate
+  POST {prefix}/v1beta/models/{model}:streamGenerateContent?alt=sse    gemini
+       (also :generateContent, one JSON answer; "/v1" or "/v1alpha" work as well)
   GET  {prefix}/v1/models             one model, for clients that look first
   GET  /healthz                       200 "ok"
   GET  /                              this text
-  ("/v1" may be left out: {prefix}/chat/completions works too.)
+  ("/v1" may be left out: {prefix}/chat/completions, {prefix}/messages,
+  {prefix}/responses and {prefix}/models/M:streamGenerateContent work too.)
+  No endpoint checks credentials (none ever did): authorization, x-api-key,
+  x-goog-api-key and api-key are accepted as sent, and the log names which came.
 
   {prefix} is empty (the default script: ttft 120 ms, 40 chunks, gap 25 ms
   +/- 5 ms jitter) or /s/<spec>, where <spec> is comma-separated key=value
@@ -46,9 +56,9 @@ Spec keys (times in milliseconds, fractions allowed):
   per_write=N       N content events per socket write, sent at the time of the last of them
   split=1           every write is split in two, inside the JSON of its last event: the
                     first half 1 ms before the scheduled time, the second at it
-  crlf=1            CRLF line endings in the SSE stream
+  crlf=0|1          CRLF line endings in the stream (default 0; 1 for gemini, as Gemini does)
   framing=chunked|close  Transfer-Encoding: chunked (default), or close-delimited body
-  content_type=STR  Content-Type of the stream (default text/event-stream)
+  content_type=STR  Content-Type of the stream (default: the dialect's, see below)
   headers_delay=MS  request -> response headers; ttft still counts from the request,
                     so ttft includes it (if headers_delay > ttft, the first chunk
                     follows the headers at once)
@@ -71,11 +81,96 @@ Spec keys (times in milliseconds, fractions allowed):
 
   When several of close_after/hang_after/error_after are given, the smallest N wins.
   A request whose JSON has no "stream": true gets one non-streamed JSON answer at
-  the time the stream would have ended.
+  the time the stream would have ended (Ollama: "stream": false; Gemini:
+  :generateContent). The keys are described with OpenAI's words above; below
+  is what each dialect sends for them. Every dialect: one content chunk = one
+  event (SSE) or one line (NDJSON) carrying one word, reasoning chunks first;
+  the text reassembles to the same words as openai-chat; output tokens = chunks.
+
+Dialects (stream shapes follow the recordings in ../shared/sse-fixtures):
+  anthropic-messages  SSE with "event:" names; Content-Type
+      text/event-stream; charset=utf-8. Right after the headers, one write:
+      message_start (usage.input_tokens), content_block_start (index 0: a
+      "thinking" block when reasoning > 0, else "text"), ping. Content chunk:
+      content_block_delta with text_delta (thinking_delta for reasoning chunks).
+      The first text chunk after reasoning chunks is preceded, in its write, by
+      signature_delta, content_block_stop 0 and content_block_start 1 (text).
+      End: content_block_stop, message_delta (stop_reason end_turn, max_tokens
+      when finish=length; usage.output_tokens = chunks), message_stop.
+      Requires "max_tokens" in the body (else 400 invalid_request_error
+      "max_tokens: Field required"). error_after: event: error with
+      {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}.
+      no_done: message_stop is left out (message_delta still comes).
+      status=CODE: {"type":"error","error":{"type":...,"message":...},"request_id"}.
+  openai-responses  SSE with "event:" names equal to each JSON "type", and a
+      sequence_number on every event (0, 1, ...); Content-Type
+      text/event-stream; charset=utf-8. After the headers: response.created,
+      response.in_progress, then output_item.added + content_part.added of the
+      message item, or, when reasoning > 0, output_item.added of a reasoning
+      item + response.reasoning_summary_part.added. Content chunk:
+      response.output_text.delta (response.reasoning_summary_text.delta for
+      reasoning chunks); the first text chunk after reasoning is preceded by
+      reasoning_summary_text.done, reasoning_summary_part.done, output_item.done
+      and the message item's output_item.added + content_part.added (so the text
+      is output_index 1). End: output_text.done, content_part.done,
+      output_item.done, response.completed (usage input_tokens, output_tokens,
+      total_tokens, output_tokens_details.reasoning_tokens = reasoning), or
+      response.incomplete with incomplete_details.reason "max_output_tokens"
+      when finish=length. error_after: event: error with {"type":"error",
+      "code":"server_error","message":...,"param":null,"sequence_number":N}.
+      no_done: response.completed / response.incomplete is left out.
+      Takes "input" and "max_output_tokens"; status=CODE: OpenAI-style body.
+  ollama-chat, ollama-generate  NDJSON, Content-Type application/x-ndjson, one
+      JSON object per line, streamed unless the body says "stream": false.
+      Content chunk (chat): {"model","created_at","message":{"role":"assistant",
+      "content":WORD},"done":false}; reasoning chunks carry message.thinking and
+      an empty content. generate: "response":WORD (reasoning: "thinking", empty
+      "response"). Nothing is sent after the headers (role_first=1: one line
+      with empty content). End: one done:true line with done_reason "stop" or
+      "length" (finish=length), prompt_eval_count, eval_count = chunks, and
+      durations in ns derived from the script, not measured: load_duration =
+      min(1 ms, ttft/4), prompt_eval_duration = ttft - load_duration,
+      eval_duration = last content chunk - first (scheduled), total_duration =
+      request -> end; generate adds a short "context". created_at is the
+      scheduled wall-clock time. error_after: a line {"error":"model runner has
+      unexpectedly stopped, ..."}. bad_json_after: a line "{not json". split:
+      inside the last line of the write. keepalive: nothing is sent (NDJSON has
+      no comments). no_done: the done:true line is left out.
+      options.num_predict / options.temperature are accepted; status=CODE:
+      {"error":"..."}.
+  gemini  SSE "data:" lines only (no event names, no [DONE]), CRLF line endings
+      ("\r\n\r\n" between events) unless crlf=0, Content-Type
+      text/event-stream. Requires ?alt=sse on streamGenerateContent (400 without).
+      The model comes from the path. Content chunk: {"candidates":[{"content":
+      {"parts":[{"text":WORD}],"role":"model"},"index":0}],"usageMetadata":
+      {"promptTokenCount","totalTokenCount",...},"modelVersion","responseId"};
+      reasoning chunks are parts with "thought": true. Nothing is sent after the
+      headers (role_first=1: a chunk with an empty text part). End: one chunk
+      with an empty text part, "finishReason" STOP (MAX_TOKENS when
+      finish=length) and full usageMetadata (promptTokenCount,
+      candidatesTokenCount = chunks - reasoning, thoughtsTokenCount = reasoning
+      when > 0, totalTokenCount = prompt + chunks). error_after: data:
+      {"error":{"code":503,"message":"The model is overloaded.","status":
+      "UNAVAILABLE"}}. no_done: the finishReason chunk is left out (the body
+      ends after the last content chunk, at the end time). status=CODE:
+      {"error":{"code","message","status"}}.
+  In the SSE dialects keepalive=MS sends ": keep-alive" comments and
+  bad_json_after sends "data: {not json" (with the dialect's content event name,
+  content_block_delta / response.output_text.delta, where events are named).
+  usage=, reject_stream_options= and role_first= (Anthropic, Responses: their
+  opening events always come) are OpenAI-only; elsewhere they do nothing unless
+  said above. A bad spec is answered 400 in the dialect's error shape.
 
 Log file (--log-file): one JSON line per finished response, flushed per line:
   {"path", "spec", "status", "t_request", "sends", "first_byte", "end", "outcome",
-   "conn", "seq", "method", "endpoint", "model", "chunks", "reasoning", "peer"}
+   "conn", "seq", "method", "endpoint", "api", "model", "chunks", "reasoning", "peer",
+   "query", "auth", "anthropic_version", "max_tokens"}
+  endpoint: chat, completions, models, anthropic-messages, openai-responses,
+  ollama-chat, ollama-generate, gemini; api: the dialect (openai-chat for chat,
+  openai-completions for completions, else the endpoint). query: the raw query
+  string; auth: the names of the auth headers sent (values are not logged);
+  max_tokens: the dialect's limit field (max_tokens, max_output_tokens,
+  options.num_predict, generationConfig.maxOutputTokens), or null.
   t_request: time.monotonic() when the request was fully read; sends: the
   monotonic time each scripted chunk's write completed (reasoning chunks first,
   so content chunks are sends[reasoning:]); first_byte: the response headers'
@@ -94,6 +189,7 @@ import itertools
 import json
 import os
 import random
+import re
 import signal
 import socket
 import ssl
@@ -162,9 +258,9 @@ class Script:
     keepalive: float | None = None
     per_write: int = 1
     split: bool = False
-    crlf: bool = False
+    crlf: bool | None = None          # None: the dialect's default (CRLF for gemini only)
     framing: str = "chunked"
-    content_type: str = "text/event-stream"
+    content_type: str | None = None   # None: the dialect's default
     headers_delay: float = 0.0
     status: int | None = None
     reject_stream_options: bool = False
@@ -294,7 +390,8 @@ def parse_spec(raw: str | None) -> Script:
         raise SpecError(f"reasoning={script.reasoning} > chunks={script.chunks}")
     if script.bad_json_after is not None and script.bad_json_after > script.chunks:
         raise SpecError(f"bad_json_after={script.bad_json_after} > chunks={script.chunks}")
-    if not script.content_type or any(c in script.content_type for c in "\r\n"):
+    if script.content_type is not None and (not script.content_type
+                                            or any(c in script.content_type for c in "\r\n")):
         raise SpecError("content_type must be a non-empty header value")
     return script
 
@@ -303,21 +400,37 @@ ENDPOINTS = (
     ("/v1/chat/completions", "chat"), ("/chat/completions", "chat"),
     ("/v1/completions", "completions"), ("/completions", "completions"),
     ("/v1/models", "models"), ("/models", "models"),
+    ("/v1/messages", "anthropic-messages"), ("/messages", "anthropic-messages"),
+    ("/v1/responses", "openai-responses"), ("/responses", "openai-responses"),
+    ("/api/chat", "ollama-chat"), ("/api/generate", "ollama-generate"),
 )
+# {prefix}[/v1beta|/v1|/v1alpha]/models/{model}:streamGenerateContent (the ":" may be %3A)
+GEMINI_PATH = re.compile(r"^(?P<prefix>.*?)(?:/v1beta|/v1alpha|/v1)?/models/(?P<model>[^/:%]+)"
+                         r"(?::|%3[aA])(?P<method>streamGenerateContent|generateContent)$")
+AUTH_HEADERS = ("authorization", "x-api-key", "x-goog-api-key", "api-key")
+
+
+def _prefix_spec(prefix: str):
+    """"" -> (True, None); "/s" -> (True, ""); "/s/<spec>" -> (True, spec); else (False, None)."""
+    if prefix == "":
+        return True, None
+    if prefix == "/s":
+        return True, ""
+    if prefix.startswith("/s/"):
+        return True, prefix[3:]
+    return False, None
 
 
 def route(path: str):
-    """Return (endpoint, raw spec or None) or None when the path is not ours."""
+    """(endpoint, raw spec or None, model from the path or None, method or None), or None."""
+    m = GEMINI_PATH.match(path)
+    if m:
+        ok, spec = _prefix_spec(m["prefix"])
+        return ("gemini", spec, unquote(m["model"]), m["method"]) if ok else None
     for suffix, endpoint in ENDPOINTS:
         if path.endswith(suffix):
-            prefix = path[: -len(suffix)]
-            if prefix == "":
-                return endpoint, None
-            if prefix == "/s":
-                return endpoint, ""
-            if prefix.startswith("/s/"):
-                return endpoint, prefix[3:]
-            return None
+            ok, spec = _prefix_spec(path[: -len(suffix)])
+            return (endpoint, spec, None, None) if ok else None
     return None
 
 
@@ -343,6 +456,7 @@ class Request:
     headers: dict
     body: bytes
     t_request: float
+    query: str = ""
 
     def header(self, name, default=""):
         return self.headers.get(name.lower(), default)
@@ -412,7 +526,8 @@ async def read_request(reader, writer) -> Request | None:
     path = target.split("?", 1)[0]
     if path.startswith("http://") or path.startswith("https://"):  # absolute-form
         path = "/" + path.split("/", 3)[3] if path.count("/") >= 3 else "/"
-    return Request(method, target, path, version, headers, body, time.monotonic())
+    query = target.split("?", 1)[1] if "?" in target else ""
+    return Request(method, target, path, version, headers, body, time.monotonic(), query)
 
 
 async def read_chunked_body(reader) -> bytes:
@@ -464,22 +579,600 @@ async def sleep_until(deadline: float) -> None:
         time.sleep(rest)  # blocks the loop for at most ~PRECISE_MARGIN_S
 
 
+def _texts(x) -> list[str]:
+    """Every string of prompt text inside a request field (str, list of parts, items)."""
+    if isinstance(x, str):
+        return [x]
+    out = []
+    if isinstance(x, list):
+        for p in x:
+            out += _texts(p)
+    elif isinstance(x, dict):
+        for k in ("text", "content", "parts"):
+            if k in x:
+                out += _texts(x[k])
+    return out
+
+
 def estimate_prompt_tokens(body: dict, endpoint: str) -> int:
-    text = []
-    if endpoint == "chat":
-        for m in body.get("messages") or []:
+    """About 4 characters a token, plus a little per message: like a tokenizer, roughly."""
+    text, overhead = [], 0
+    if endpoint in ("chat", "anthropic-messages", "ollama-chat"):
+        msgs = body.get("messages") if isinstance(body.get("messages"), list) else []
+        for m in msgs:
             c = m.get("content") if isinstance(m, dict) else None
             if isinstance(c, str):
                 text.append(c)
             elif isinstance(c, list):
                 text += [p.get("text", "") for p in c if isinstance(p, dict)]
-        overhead = 3 * len(body.get("messages") or []) + 3
-    else:
+        if endpoint != "chat":
+            text += _texts(body.get("system"))
+        overhead = 3 * len(msgs) + 3
+    elif endpoint == "openai-responses":
+        text += _texts(body.get("input")) + _texts(body.get("instructions"))
+        overhead = 4
+    elif endpoint == "gemini":
+        text += _texts(body.get("contents")) + _texts(body.get("systemInstruction"))
+    else:  # completions, ollama-generate
         p = body.get("prompt", "")
         text += p if isinstance(p, list) else [str(p)]
-        overhead = 0
+        text += _texts(body.get("system")) if endpoint == "ollama-generate" else []
     chars = sum(len(t) for t in text if isinstance(t, str))
     return max(1, (chars + 3) // 4 + overhead)
+
+
+def _rand_id(n: int, alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789") -> str:
+    return "".join(random.choice(alphabet) for _ in range(n))
+
+
+class Dialect:
+    """How one API dialect words the scripted stream; timing stays with the Exchange.
+
+    Each method returns the encoded events (bytes) of one moment of the script:
+    opening() right after the response headers; content(i) for content chunk i,
+    the content event LAST (events before it, e.g. a new content block, go in the
+    same write); error() for error_after; closing(no_done) at the end time, the end
+    marker left out when no_done; bad() for bad_json_after.
+    """
+
+    api = "?"
+    framing = "sse"            # "sse" or "ndjson"
+    content_type = "text/event-stream"
+    crlf = False               # default line endings (crlf=0|1 overrides)
+    bad_event = None           # SSE event name of the bad_json_after event
+
+    def __init__(self, ex, script: Script, body: dict, endpoint: str, model: str, prompt_tokens: int):
+        self.ex, self.s, self.body, self.endpoint, self.model = ex, script, body, endpoint, model
+        self.pt = prompt_tokens
+        self.nl = b"\n"
+        self.created = int(time.time())
+        self.offsets: list[float] = []
+
+    # -- text of the script
+    def piece(self, i: int) -> str:
+        start = 0 if i < self.s.reasoning else self.s.reasoning
+        word = WORDS[i % len(WORDS)]
+        return word if i == start else " " + word
+
+    def text(self, lo: int, hi: int) -> str:
+        return "".join(self.piece(i) for i in range(lo, hi))
+
+    @property
+    def n_text(self) -> int:
+        return self.s.chunks - self.s.reasoning
+
+    # -- encodings
+    def sse(self, obj, event: str | None = None, seps=(",", ":")) -> bytes:
+        data = obj if isinstance(obj, str) else json.dumps(obj, separators=seps)
+        head = b"event: " + event.encode() + self.nl if event else b""
+        return head + b"data: " + data.encode() + self.nl + self.nl
+
+    def line(self, obj) -> bytes:
+        return json.dumps(obj, separators=(",", ":")).encode() + self.nl
+
+    def bad(self) -> bytes:
+        if self.framing == "ndjson":
+            return b"{not json" + self.nl
+        head = b"event: " + self.bad_event.encode() + self.nl if self.bad_event else b""
+        return head + b"data: {not json" + self.nl + self.nl
+
+    # -- the script's moments (overridden)
+    def opening(self) -> list[bytes]:
+        return []
+
+    def role_first(self) -> list[bytes]:
+        return []
+
+    def content(self, i: int) -> list[bytes]:
+        raise NotImplementedError
+
+    def error(self) -> bytes:
+        raise NotImplementedError
+
+    def closing(self, no_done: bool) -> list[bytes]:
+        raise NotImplementedError
+
+    def whole(self) -> dict:
+        raise NotImplementedError
+
+    @classmethod
+    def error_body(cls, status: int, message: str | None = None, etype: str | None = None, code=None) -> bytes:
+        return error_json(status, message, etype, code)
+
+
+class OpenAIChat(Dialect):
+    """openai-chat and openai-completions (the endpoint says which)."""
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self.chat = self.endpoint == "chat"
+        self.api = "openai-chat" if self.chat else "openai-completions"
+        self.cid = ("chatcmpl-" if self.chat else "cmpl-") + uuid.uuid4().hex[:24]
+        self.obj = "chat.completion.chunk" if self.chat else "text_completion"
+
+    def chunk(self, choice_extra: dict | None, finish=None, usage=None) -> bytes:
+        d = {"id": self.cid, "object": self.obj, "created": self.created, "model": self.model}
+        if self.chat:
+            d["system_fingerprint"] = "fp_upstream"
+        if choice_extra is None:
+            d["choices"] = []
+        elif self.chat:
+            d["choices"] = [{"index": 0, "delta": choice_extra, "logprobs": None, "finish_reason": finish}]
+        else:
+            d["choices"] = [{"text": choice_extra.get("text", ""), "index": 0, "logprobs": None,
+                             "finish_reason": finish, **{k: v for k, v in choice_extra.items() if k != "text"}}]
+        if usage is not None:
+            d["usage"] = usage
+        return self.sse(d)
+
+    def role_first(self):
+        return [self.chunk({"role": "assistant", "content": ""} if self.chat else {"text": ""})]
+
+    def content(self, i):
+        text = self.piece(i)
+        if i < self.s.reasoning:
+            return [self.chunk({"content": None, "reasoning_content": text} if self.chat
+                               else {"text": "", "reasoning_content": text})]
+        return [self.chunk({"content": text} if self.chat else {"text": text})]
+
+    def error(self):
+        return self.sse({"error": {"message": "upstream overloaded", "type": "server_error"}})
+
+    def closing(self, no_done):
+        s, body = self.s, self.body
+        out = [self.chunk({} if self.chat else {"text": ""}, finish=s.finish)]
+        want_usage = s.usage if s.usage is not None else bool(
+            isinstance(body.get("stream_options"), dict) and body["stream_options"].get("include_usage") is True)
+        if want_usage:
+            out.append(self.chunk(None, usage={"prompt_tokens": self.pt, "completion_tokens": s.chunks,
+                                               "total_tokens": self.pt + s.chunks}))
+        if not no_done:
+            out.append(self.sse("[DONE]"))
+        return out
+
+    def whole(self):
+        s = self.s
+        text = " ".join(WORDS[i % len(WORDS)] for i in range(s.reasoning, s.chunks))
+        usage = {"prompt_tokens": self.pt, "completion_tokens": s.chunks, "total_tokens": self.pt + s.chunks}
+        if self.chat:
+            return {"id": "chatcmpl-" + uuid.uuid4().hex[:24], "object": "chat.completion",
+                    "created": self.created, "model": self.model, "system_fingerprint": "fp_upstream",
+                    "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
+                                 "logprobs": None, "finish_reason": s.finish}], "usage": usage}
+        return {"id": "cmpl-" + uuid.uuid4().hex[:24], "object": "text_completion", "created": self.created,
+                "model": self.model, "choices": [{"text": text, "index": 0, "logprobs": None,
+                                                  "finish_reason": s.finish}], "usage": usage}
+
+
+ANTHROPIC_ERRORS = {
+    400: ("invalid_request_error", "Invalid request."),
+    401: ("authentication_error", "invalid x-api-key"),
+    403: ("permission_error", "Your API key does not have permission to use the specified resource."),
+    404: ("not_found_error", "The requested resource could not be found."),
+    413: ("request_too_large", "Request exceeds the maximum allowed number of bytes."),
+    429: ("rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit."),
+    500: ("api_error", "Internal server error"),
+    529: ("overloaded_error", "Overloaded"),
+}
+
+
+class AnthropicMessages(Dialect):
+    api = "anthropic-messages"
+    content_type = "text/event-stream; charset=utf-8"
+    bad_event = "content_block_delta"
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self.msg_id = "msg_01" + _rand_id(22)
+        self.block = -1          # index of the open content block
+        self.block_kind = None   # "thinking" or "text" while a block is open
+
+    def ev(self, name: str, obj: dict) -> bytes:
+        return self.sse(obj, event=name)
+
+    def start_block(self, kind: str) -> bytes:
+        self.block += 1
+        self.block_kind = kind
+        cb = {"type": "thinking", "thinking": "", "signature": ""} if kind == "thinking" else {"type": "text", "text": ""}
+        return self.ev("content_block_start", {"type": "content_block_start", "index": self.block, "content_block": cb})
+
+    def stop_block(self) -> list[bytes]:
+        out = []
+        if self.block_kind == "thinking":
+            out.append(self.ev("content_block_delta", {
+                "type": "content_block_delta", "index": self.block,
+                "delta": {"type": "signature_delta", "signature": "Eq" + _rand_id(86) + "=="}}))
+        if self.block_kind is not None:
+            out.append(self.ev("content_block_stop", {"type": "content_block_stop", "index": self.block}))
+        self.block_kind = None
+        return out
+
+    def opening(self):
+        usage = {"input_tokens": self.pt, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
+                 "output_tokens": 1, "service_tier": "standard"}
+        return [self.ev("message_start", {"type": "message_start", "message": {
+                    "id": self.msg_id, "type": "message", "role": "assistant", "model": self.model,
+                    "content": [], "stop_reason": None, "stop_sequence": None, "usage": usage}}),
+                self.start_block("thinking" if self.s.reasoning > 0 else "text"),
+                self.ev("ping", {"type": "ping"})]
+
+    def content(self, i):
+        out = []
+        if i < self.s.reasoning:
+            delta = {"type": "thinking_delta", "thinking": self.piece(i)}
+        else:
+            if self.block_kind != "text":
+                out += self.stop_block()
+                out.append(self.start_block("text"))
+            delta = {"type": "text_delta", "text": self.piece(i)}
+        out.append(self.ev("content_block_delta", {"type": "content_block_delta", "index": self.block,
+                                                   "delta": delta}))
+        return out
+
+    def error(self):
+        return self.ev("error", {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
+
+    def stop_reason(self) -> str:
+        return "max_tokens" if self.s.finish == "length" else "end_turn"
+
+    def closing(self, no_done):
+        out = self.stop_block()
+        out.append(self.ev("message_delta", {"type": "message_delta",
+                                             "delta": {"stop_reason": self.stop_reason(), "stop_sequence": None},
+                                             "usage": {"output_tokens": self.s.chunks}}))
+        if not no_done:
+            out.append(self.ev("message_stop", {"type": "message_stop"}))
+        return out
+
+    def whole(self):
+        s = self.s
+        content = []
+        if s.reasoning:
+            content.append({"type": "thinking", "thinking": self.text(0, s.reasoning),
+                            "signature": "Eq" + _rand_id(86) + "=="})
+        if self.n_text or not s.reasoning:
+            content.append({"type": "text", "text": self.text(s.reasoning, s.chunks)})
+        return {"id": self.msg_id, "type": "message", "role": "assistant", "model": self.model,
+                "content": content, "stop_reason": self.stop_reason(), "stop_sequence": None,
+                "usage": {"input_tokens": self.pt, "cache_creation_input_tokens": 0,
+                          "cache_read_input_tokens": 0, "output_tokens": s.chunks, "service_tier": "standard"}}
+
+    @classmethod
+    def error_body(cls, status, message=None, etype=None, code=None):
+        t, m = ANTHROPIC_ERRORS.get(status, ("api_error" if status >= 500 else "invalid_request_error",
+                                             f"Scripted error status {status}."))
+        return json.dumps({"type": "error", "error": {"type": t, "message": message or m},
+                           "request_id": "req_011C" + _rand_id(20)}).encode() + b"\n"
+
+
+class OpenAIResponses(Dialect):
+    api = "openai-responses"
+    content_type = "text/event-stream; charset=utf-8"
+    bad_event = "response.output_text.delta"
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self.seq = 0
+        self.resp_id = "resp_" + uuid.uuid4().hex + uuid.uuid4().hex[:16]
+        self.rs_id = "rs_" + uuid.uuid4().hex + uuid.uuid4().hex[:16]
+        self.msg_id = "msg_" + uuid.uuid4().hex + uuid.uuid4().hex[:16]
+        self.items: list[dict] = []   # finished output items, for response.completed
+        self.open = None              # "reasoning" or "message" while an output item is open
+
+    def ev(self, name: str, obj: dict) -> bytes:
+        d = {"type": name, **obj, "sequence_number": self.seq}
+        self.seq += 1
+        return self.sse(d, event=name)
+
+    def response(self, status: str, output=None, usage=None, incomplete=None) -> dict:
+        b = self.body
+        return {"id": self.resp_id, "object": "response", "created_at": self.created, "status": status,
+                "background": False, "error": None, "incomplete_details": incomplete,
+                "instructions": b.get("instructions"), "max_output_tokens": b.get("max_output_tokens"),
+                "max_tool_calls": None, "model": self.model, "output": output or [],
+                "parallel_tool_calls": True, "previous_response_id": None,
+                "reasoning": {"effort": None, "summary": None}, "service_tier": "default", "store": True,
+                "temperature": 1.0, "text": {"format": {"type": "text"}, "verbosity": "medium"},
+                "tool_choice": "auto", "tools": [], "top_logprobs": 0, "top_p": 1.0, "truncation": "disabled",
+                "usage": usage, "user": None, "metadata": {}}
+
+    def obfuscation(self, text: str) -> str:
+        return _rand_id(max(1, 16 - len(text)))
+
+    def open_reasoning(self) -> list[bytes]:
+        self.open = "reasoning"
+        return [self.ev("response.output_item.added", {"output_index": len(self.items), "item": {
+                    "id": self.rs_id, "type": "reasoning", "summary": []}}),
+                self.ev("response.reasoning_summary_part.added", {
+                    "item_id": self.rs_id, "output_index": len(self.items), "summary_index": 0,
+                    "part": {"type": "summary_text", "text": ""}})]
+
+    def open_message(self) -> list[bytes]:
+        self.open = "message"
+        return [self.ev("response.output_item.added", {"output_index": len(self.items), "item": {
+                    "id": self.msg_id, "type": "message", "status": "in_progress", "content": [],
+                    "role": "assistant"}}),
+                self.ev("response.content_part.added", {
+                    "content_index": 0, "item_id": self.msg_id, "output_index": len(self.items),
+                    "part": {"type": "output_text", "annotations": [], "logprobs": [], "text": ""}})]
+
+    def close_item(self) -> list[bytes]:
+        s, idx = self.s, len(self.items)
+        if self.open == "reasoning":
+            text = self.text(0, s.reasoning)
+            part = {"type": "summary_text", "text": text}
+            item = {"id": self.rs_id, "type": "reasoning", "summary": [part]}
+            out = [self.ev("response.reasoning_summary_text.done", {
+                       "item_id": self.rs_id, "output_index": idx, "summary_index": 0, "text": text}),
+                   self.ev("response.reasoning_summary_part.done", {
+                       "item_id": self.rs_id, "output_index": idx, "summary_index": 0, "part": part}),
+                   self.ev("response.output_item.done", {"output_index": idx, "item": item})]
+        elif self.open == "message":
+            text = self.text(s.reasoning, s.chunks)
+            part = {"type": "output_text", "annotations": [], "logprobs": [], "text": text}
+            item = {"id": self.msg_id, "type": "message",
+                    "status": "incomplete" if s.finish == "length" else "completed",
+                    "content": [part], "role": "assistant"}
+            out = [self.ev("response.output_text.done", {"content_index": 0, "item_id": self.msg_id,
+                                                         "logprobs": [], "output_index": idx, "text": text}),
+                   self.ev("response.content_part.done", {"content_index": 0, "item_id": self.msg_id,
+                                                          "output_index": idx, "part": part}),
+                   self.ev("response.output_item.done", {"output_index": idx, "item": item})]
+        else:
+            return []
+        self.items.append(item)
+        self.open = None
+        return out
+
+    def opening(self):
+        out = [self.ev("response.created", {"response": self.response("in_progress")}),
+               self.ev("response.in_progress", {"response": self.response("in_progress")})]
+        return out + (self.open_reasoning() if self.s.reasoning > 0 else self.open_message())
+
+    def content(self, i):
+        text = self.piece(i)
+        idx = len(self.items)
+        if i < self.s.reasoning:
+            return [self.ev("response.reasoning_summary_text.delta", {
+                "item_id": self.rs_id, "output_index": idx, "summary_index": 0, "delta": text,
+                "obfuscation": self.obfuscation(text)})]
+        out = []
+        if self.open != "message":
+            out += self.close_item() + self.open_message()
+            idx = len(self.items)
+        out.append(self.ev("response.output_text.delta", {
+            "content_index": 0, "delta": text, "item_id": self.msg_id, "logprobs": [],
+            "obfuscation": self.obfuscation(text), "output_index": idx}))
+        return out
+
+    def error(self):
+        return self.ev("error", {"code": "server_error",
+                                 "message": "The server had an error while processing your request. Sorry about that!",
+                                 "param": None})
+
+    def usage(self) -> dict:
+        s = self.s
+        return {"input_tokens": self.pt, "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens": s.chunks, "output_tokens_details": {"reasoning_tokens": s.reasoning},
+                "total_tokens": self.pt + s.chunks}
+
+    def final_response(self) -> tuple[str, dict]:
+        if self.s.finish == "length":
+            return "response.incomplete", self.response("incomplete", self.items, self.usage(),
+                                                        {"reason": "max_output_tokens"})
+        return "response.completed", self.response("completed", self.items, self.usage())
+
+    def closing(self, no_done):
+        out = self.close_item()
+        if not no_done:
+            name, resp = self.final_response()
+            out.append(self.ev(name, {"response": resp}))
+        return out
+
+    def whole(self):
+        s = self.s
+        if s.reasoning:
+            self.open = "reasoning"
+            self.close_item()
+        if self.n_text or not s.reasoning:
+            self.open = "message"
+            self.close_item()
+        resp = self.final_response()[1]
+        text = self.text(s.reasoning, s.chunks)
+        return {**resp, "output_text": text}
+
+
+class Ollama(Dialect):
+    """ollama-chat (/api/chat) and ollama-generate (/api/generate)."""
+
+    framing = "ndjson"
+    content_type = "application/x-ndjson"
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self.chat = self.endpoint == "ollama-chat"
+        self.api = self.endpoint
+        self.wall0 = time.time() - (time.monotonic() - self.ex.req.t_request)
+
+    def created_at(self, off: float) -> str:
+        t = self.wall0 + off
+        return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int((t % 1) * 1e6):06d}Z"
+
+    def obj(self, off: float, text: str, thinking: str | None = None, done=False) -> dict:
+        d = {"model": self.model, "created_at": self.created_at(off)}
+        if self.chat:
+            msg = {"role": "assistant", "content": text}
+            if thinking is not None:
+                msg["thinking"] = thinking
+            d["message"] = msg
+        else:
+            d["response"] = text
+            if thinking is not None:
+                d["thinking"] = thinking
+        if not done:
+            d["done"] = False
+        return d
+
+    def role_first(self):
+        return [self.line(self.obj(self.s.headers_delay / 1000.0, ""))]
+
+    def content(self, i):
+        off = self.offsets[i]
+        if i < self.s.reasoning:
+            return [self.line(self.obj(off, "", self.piece(i)))]
+        return [self.line(self.obj(off, self.piece(i)))]
+
+    def error(self):
+        return self.line({"error": "model runner has unexpectedly stopped, this may be due to resource "
+                                   "limitations or an internal error, check ollama server logs for details"})
+
+    def timings(self) -> dict:
+        """Server-side durations (ns) derived from the script, not measured."""
+        s, offs = self.s, self.offsets
+        ttft = offs[0] if offs else s.ttft / 1000.0
+        load = min(0.001, ttft / 4)
+        ns = lambda x: int(round(max(0.0, x) * 1e9))
+        return {"total_duration": ns(s.end_offset(offs)), "load_duration": ns(load),
+                "prompt_eval_count": self.pt, "prompt_eval_duration": ns(ttft - load),
+                "eval_count": s.chunks, "eval_duration": ns(offs[-1] - offs[0] if offs else 0.0)}
+
+    def final(self, text="", thinking=None) -> dict:
+        d = self.obj(self.s.end_offset(self.offsets), text, thinking, done=True)
+        reason = "length" if self.s.finish == "length" else "stop"
+        if self.chat:
+            d.update(done_reason=reason, done=True)
+        else:
+            d.update(done=True, done_reason=reason, context=[(7 * i + 1) % 262144 for i in range(self.pt + self.s.chunks)])
+        d.update(self.timings())
+        return d
+
+    def closing(self, no_done):
+        return [] if no_done else [self.line(self.final())]
+
+    def whole(self):
+        s = self.s
+        return self.final(self.text(s.reasoning, s.chunks), self.text(0, s.reasoning) if s.reasoning else None)
+
+    @classmethod
+    def error_body(cls, status, message=None, etype=None, code=None):
+        m = message or {400: "invalid request", 404: "model not found, try pulling it first",
+                        429: "server busy, please try again.  maximum pending requests exceeded",
+                        500: "an error was encountered while running the model",
+                        503: "server overloaded, please try again later"}.get(status, f"scripted error status {status}")
+        return json.dumps({"error": m}).encode() + b"\n"
+
+
+GEMINI_STATUS = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
+                 409: "ABORTED", 429: "RESOURCE_EXHAUSTED", 499: "CANCELLED", 500: "INTERNAL",
+                 501: "NOT_IMPLEMENTED", 503: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED"}
+GEMINI_MESSAGES = {400: "Request contains an invalid argument.", 403: "Permission denied.",
+                   401: "API key not valid. Please pass a valid API key.",
+                   404: "models/x is not found for API version v1beta.",
+                   429: "Resource has been exhausted (e.g. check quota).",
+                   500: "An internal error has occurred.", 503: "The model is overloaded. Please try again later.",
+                   504: "Deadline exceeded."}
+
+
+class Gemini(Dialect):
+    api = "gemini"
+    crlf = True
+    seps = (",", ": ")   # Gemini's JSON: {"text": "The"},"role": "model"
+
+    def __init__(self, *a, **kw):
+        super().__init__(*a, **kw)
+        self.rid = _rand_id(23)
+
+    def chunk(self, parts: list, finish: str | None = None, final=False) -> dict:
+        cand = {"content": {"parts": parts, "role": "model"}}
+        if finish:
+            cand["finishReason"] = finish
+        cand["index"] = 0
+        return {"candidates": [cand], "usageMetadata": self.usage(final), "modelVersion": self.model,
+                "responseId": self.rid}
+
+    def usage(self, final: bool) -> dict:
+        s = self.s
+        if not final:
+            return {"promptTokenCount": self.pt, "totalTokenCount": self.pt,
+                    "promptTokensDetails": [{"modality": "TEXT", "tokenCount": self.pt}]}
+        u = {"promptTokenCount": self.pt, "candidatesTokenCount": self.n_text, "totalTokenCount": self.pt + s.chunks,
+             "promptTokensDetails": [{"modality": "TEXT", "tokenCount": self.pt}]}
+        if s.reasoning:
+            u["thoughtsTokenCount"] = s.reasoning
+        return u
+
+    def ev(self, obj) -> bytes:
+        return self.sse(obj, seps=self.seps)
+
+    def finish_reason(self) -> str:
+        return "MAX_TOKENS" if self.s.finish == "length" else "STOP"
+
+    def role_first(self):
+        return [self.ev(self.chunk([{"text": ""}]))]
+
+    def content(self, i):
+        part = {"text": self.piece(i)}
+        if i < self.s.reasoning:
+            part["thought"] = True
+        return [self.ev(self.chunk([part]))]
+
+    def error(self):
+        return self.ev({"error": {"code": 503, "message": "The model is overloaded.", "status": "UNAVAILABLE"}})
+
+    def closing(self, no_done):
+        return [] if no_done else [self.ev(self.chunk([{"text": ""}], self.finish_reason(), final=True))]
+
+    def whole(self):
+        s = self.s
+        parts = [{"text": self.text(0, s.reasoning), "thought": True}] if s.reasoning else []
+        parts.append({"text": self.text(s.reasoning, s.chunks)})
+        return self.chunk(parts, self.finish_reason(), final=True)
+
+    @classmethod
+    def error_body(cls, status, message=None, etype=None, code=None):
+        return json.dumps({"error": {"code": status,
+                                     "message": message or GEMINI_MESSAGES.get(status, f"Scripted error status {status}."),
+                                     "status": GEMINI_STATUS.get(status, "UNKNOWN")}}, indent=2).encode() + b"\n"
+
+
+DIALECTS = {"chat": OpenAIChat, "completions": OpenAIChat, "anthropic-messages": AnthropicMessages,
+            "openai-responses": OpenAIResponses, "ollama-chat": Ollama, "ollama-generate": Ollama,
+            "gemini": Gemini}
+API_OF = {"chat": "openai-chat", "completions": "openai-completions", "models": "openai-models"}
+
+
+def max_tokens_of(body: dict, endpoint: str):
+    """The request's output-token limit, in the dialect's own field (for the log)."""
+    if endpoint == "openai-responses":
+        return body.get("max_output_tokens")
+    if endpoint in ("ollama-chat", "ollama-generate"):
+        o = body.get("options")
+        return o.get("num_predict") if isinstance(o, dict) else None
+    if endpoint == "gemini":
+        g = body.get("generationConfig")
+        return g.get("maxOutputTokens") if isinstance(g, dict) else None
+    v = body.get("max_tokens")
+    return v if v is not None else body.get("max_completion_tokens")
 
 
 # --------------------------------------------------------------------------- streaming
@@ -501,6 +1194,8 @@ class Exchange:
         self.model = None
         self.chunks = None
         self.reasoning = 0
+        self.api = None
+        self.max_tokens = None
         self.keep_alive = not req.wants_close()
         self.chunked = False
         self.nl = b"\n"
@@ -541,11 +1236,7 @@ class Exchange:
         head = response_head(status, headers, "HTTP/1.0" if self.req.version == "HTTP/1.0" else "HTTP/1.1")
         self.end = await self.write_raw(head + (b"" if self.req.method == "HEAD" else body))
 
-    # -- SSE
-    def event(self, obj) -> bytes:
-        data = obj if isinstance(obj, str) else json.dumps(obj, separators=(",", ":"))
-        return b"data: " + data.encode() + self.nl + self.nl
-
+    # -- SSE keep-alives and precise waits
     async def wait(self, deadline: float, keepalive=True) -> None:
         """Sleep until deadline, sending ': keep-alive' comments on their grid meanwhile."""
         if keepalive and self.keepalive_s and self.headers_at is not None:
@@ -576,69 +1267,42 @@ class Exchange:
             await self.wait(deadline)
             return await self.write_raw(self.frame(payload, final))
         last = events[-1]
-        cut = len(payload) - len(last) + (len(b"data: ") + (len(last) - len(b"data: ")) // 2
-                                          if last.startswith(b"data: ") else len(last) // 2)
-        cut = min(max(cut, 1), len(payload) - 1)
+        d = last.find(b"data: ")  # SSE: cut inside the JSON after "data: "; NDJSON: mid-line
+        inner = d + len(b"data: ") + (len(last) - d - len(b"data: ")) // 2 if d >= 0 else len(last) // 2
+        cut = min(max(len(payload) - len(last) + inner, 1), len(payload) - 1)
         await self.wait(deadline - SPLIT_LEAD_S)
         t1 = await self.write_raw(self.frame(payload[:cut]))
         await sleep_until(max(deadline, t1 + SPLIT_LEAD_S))  # no keep-alive inside an event
         return await self.write_raw(self.frame(payload[cut:], final))
 
-    async def stream(self, script: Script, body: dict, endpoint: str) -> None:
+    async def stream(self, script: Script, d: Dialect) -> None:
         req = self.req
         t0 = req.t_request
         rng = random.Random(script.seed)
         offsets = script.content_offsets(rng)
+        d.offsets = offsets
         self.chunks, self.reasoning = script.chunks, script.reasoning
-        self.nl = b"\r\n" if script.crlf else b"\n"
-        self.keepalive_s = script.keepalive / 1000.0 if script.keepalive else None
+        crlf = script.crlf if script.crlf is not None else d.crlf
+        self.nl = d.nl = b"\r\n" if crlf else b"\n"
+        if d.framing == "sse" and script.keepalive:
+            self.keepalive_s = script.keepalive / 1000.0
         close_framing = script.framing == "close" or req.version == "HTTP/1.0"
         self.chunked = not close_framing
         if close_framing:
             self.keep_alive = False
 
-        chat = endpoint == "chat"
-        cid = ("chatcmpl-" if chat else "cmpl-") + uuid.uuid4().hex[:24]
-        created = int(time.time())
-        model = self.model
-        obj = "chat.completion.chunk" if chat else "text_completion"
-
-        def chunk(choice_extra: dict | None, finish=None, usage=None) -> bytes:
-            d = {"id": cid, "object": obj, "created": created, "model": model}
-            if chat:
-                d["system_fingerprint"] = "fp_upstream"
-            if choice_extra is None:
-                d["choices"] = []
-            elif chat:
-                d["choices"] = [{"index": 0, "delta": choice_extra, "logprobs": None,
-                                 "finish_reason": finish}]
-            else:
-                d["choices"] = [{"text": choice_extra.get("text", ""), "index": 0, "logprobs": None,
-                                 "finish_reason": finish, **{k: v for k, v in choice_extra.items() if k != "text"}}]
-            if usage is not None:
-                d["usage"] = usage
-            return self.event(d)
-
-        def content_event(i: int) -> bytes:
-            kind_start = 0 if i < script.reasoning else script.reasoning
-            word = WORDS[i % len(WORDS)]
-            text = word if i == kind_start else " " + word
-            if i < script.reasoning:
-                return chunk({"content": None, "reasoning_content": text} if chat
-                             else {"text": "", "reasoning_content": text})
-            return chunk({"content": text} if chat else {"text": text})
-
-        # Response headers.
+        # Response headers, then the dialect's opening events at once.
         await self.wait(t0 + script.headers_delay / 1000.0, keepalive=False)
-        headers = [("Content-Type", script.content_type), ("Cache-Control", "no-cache")]
+        headers = [("Content-Type", script.content_type or d.content_type), ("Cache-Control", "no-cache")]
         if self.chunked:
             headers.append(("Transfer-Encoding", "chunked"))
         headers += [("Connection", "keep-alive" if self.keep_alive else "close"),
                     ("X-Request-Id", "req_" + uuid.uuid4().hex[:24])]
         self.status = 200
         self.headers_at = await self.write_raw(response_head(200, headers))
-        if script.role_first:
-            await self.write_raw(self.frame(chunk({"role": "assistant", "content": ""} if chat else {"text": ""})))
+        opening = d.opening() + (d.role_first() if script.role_first else [])
+        if opening:
+            await self.write_raw(self.frame(b"".join(opening)))
 
         # Content chunks, up to the first fault.
         faults = [(n, kind) for n, kind in ((script.close_after, "close"), (script.hang_after, "hang"),
@@ -647,20 +1311,19 @@ class Exchange:
         n_content = min(script.chunks, fault_n) if fault else script.chunks
         end_at = t0 + script.end_offset(offsets)
         stop_at = t0 + offsets[n_content] if n_content < script.chunks else end_at
-        bad = b"data: {not json" + self.nl + self.nl
         group: list[bytes] = []
         in_group = 0
         for i in range(n_content):
             if script.bad_json_after == i:
-                group.append(bad)
-            group.append(content_event(i))
+                group.append(d.bad())
+            group += d.content(i)
             in_group += 1
             if in_group == script.per_write or i == n_content - 1:
                 t = await self.send_events(group, t0 + offsets[i], script.split)
                 self.sends += [t] * in_group
                 group, in_group = [], 0
         if script.bad_json_after == n_content:  # after the last chunk sent
-            group.append(bad)
+            group.append(d.bad())
 
         if fault == "close":
             if group:
@@ -680,42 +1343,22 @@ class Exchange:
             self.end = time.monotonic()
             return
         if fault == "error":
-            group.append(self.event({"error": {"message": "upstream overloaded", "type": "server_error"}}))
+            group.append(d.error())
             self.end = await self.send_events(group, stop_at, script.split, final=True)
             self.outcome = "error_event"
         else:
-            group.append(chunk({} if chat else {"text": ""}, finish=script.finish))
-            want_usage = script.usage if script.usage is not None else bool(
-                isinstance(body.get("stream_options"), dict) and body["stream_options"].get("include_usage") is True)
-            if want_usage:
-                pt = estimate_prompt_tokens(body, endpoint)
-                group.append(chunk(None, usage={"prompt_tokens": pt, "completion_tokens": script.chunks,
-                                                "total_tokens": pt + script.chunks}))
-            if not script.no_done:
-                group.append(self.event("[DONE]"))
+            group += d.closing(script.no_done)
             self.end = await self.send_events(group, end_at, script.split, final=True)
         if close_framing:
             self.writer.close()
             self.end = time.monotonic()
 
-    async def answer_whole(self, script: Script, body: dict, endpoint: str) -> None:
-        """A request without "stream": true: one JSON answer when the stream would have ended."""
+    async def answer_whole(self, script: Script, d: Dialect) -> None:
+        """A request that does not stream: one JSON answer when the stream would have ended."""
         offsets = script.content_offsets(random.Random(script.seed))
+        d.offsets = offsets
         self.chunks = script.chunks
-        text = " ".join(WORDS[i % len(WORDS)] for i in range(script.reasoning, script.chunks))
-        pt = estimate_prompt_tokens(body, endpoint)
-        usage = {"prompt_tokens": pt, "completion_tokens": script.chunks, "total_tokens": pt + script.chunks}
-        created = int(time.time())
-        if endpoint == "chat":
-            out = {"id": "chatcmpl-" + uuid.uuid4().hex[:24], "object": "chat.completion",
-                   "created": created, "model": self.model, "system_fingerprint": "fp_upstream",
-                   "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                                "logprobs": None, "finish_reason": script.finish}], "usage": usage}
-        else:
-            out = {"id": "cmpl-" + uuid.uuid4().hex[:24], "object": "text_completion", "created": created,
-                   "model": self.model, "choices": [{"text": text, "index": 0, "logprobs": None,
-                                                     "finish_reason": script.finish}], "usage": usage}
-        await self.send_simple(200, json.dumps(out).encode() + b"\n",
+        await self.send_simple(200, json.dumps(d.whole()).encode() + b"\n",
                                at=self.req.t_request + script.end_offset(offsets))
 
     # -- dispatch
@@ -730,24 +1373,26 @@ class Exchange:
         routed = route(req.path)
         if routed is None:
             return await self.send_simple(404, error_json(404, f"no such endpoint {req.path}; try POST "
-                                                               "/v1/chat/completions or /s/<spec>/v1/chat/completions",
+                                                               "/v1/chat/completions or /s/<spec>/v1/chat/completions "
+                                                               "(GET / lists every endpoint)",
                                                           "invalid_request_error", "not_found"))
-        self.endpoint, self.spec = routed
-        if self.spec is not None:
-            self.spec = unquote(self.spec)
+        self.endpoint, raw_spec, path_model, method = routed
+        self.api = API_OF.get(self.endpoint, self.endpoint)
+        dialect = DIALECTS.get(self.endpoint, OpenAIChat)
+        self.spec = unquote(raw_spec) if raw_spec is not None else None
         try:
-            script = parse_spec(routed[1])
+            script = parse_spec(raw_spec)
         except SpecError as e:
             self.outcome = "rejected"
-            return await self.send_simple(400, error_json(400, f"bad upstream spec: {e}",
-                                                          "invalid_request_error", "bad_spec"))
+            return await self.send_simple(400, dialect.error_body(400, f"bad upstream spec: {e}",
+                                                                  "invalid_request_error", "bad_spec"))
         if self.endpoint == "models":
             if req.method not in ("GET", "HEAD"):
                 return await self.send_simple(405, error_json(405, "use GET"), extra=[("Allow", "GET")])
             return await self.send_simple(200, json.dumps({"object": "list", "data": [
                 {"id": DEFAULT_MODEL, "object": "model", "created": 0, "owned_by": "upstream"}]}).encode())
         if req.method != "POST":
-            return await self.send_simple(405, error_json(405, f"{req.method} not allowed; use POST"),
+            return await self.send_simple(405, dialect.error_body(405, f"{req.method} not allowed; use POST"),
                                           extra=[("Allow", "POST")])
         try:
             body = json.loads(req.body) if req.body.strip() else {}
@@ -755,34 +1400,55 @@ class Exchange:
                 raise ValueError("not an object")
         except ValueError as e:
             self.outcome = "rejected"
-            return await self.send_simple(400, error_json(400, f"request body is not a JSON object: {e}",
-                                                          "invalid_request_error", None))
-        self.model = body.get("model") if isinstance(body.get("model"), str) else DEFAULT_MODEL
+            return await self.send_simple(400, dialect.error_body(400, f"request body is not a JSON object: {e}",
+                                                                  "invalid_request_error", None))
+        if path_model is not None:
+            self.model = path_model
+        else:
+            self.model = body.get("model") if isinstance(body.get("model"), str) else DEFAULT_MODEL
+        self.max_tokens = max_tokens_of(body, self.endpoint)
+        d = dialect(self, script, body, self.endpoint, self.model, estimate_prompt_tokens(body, self.endpoint))
+        at = req.t_request + script.headers_delay / 1000.0
+        if self.endpoint == "anthropic-messages" and "max_tokens" not in body:
+            self.outcome = "rejected"
+            return await self.send_simple(400, d.error_body(400, "max_tokens: Field required"), at=at)
+        if self.endpoint == "gemini" and method == "streamGenerateContent" and "alt=sse" not in req.query.split("&"):
+            self.outcome = "rejected"
+            return await self.send_simple(400, d.error_body(
+                400, "this test upstream streams Gemini only as SSE: add ?alt=sse"), at=at)
         if script.no_answer:
             self.outcome = "no_answer"
             self.keep_alive = False
             await wait_client_gone(self.reader)
             self.end = time.monotonic()
             return
-        at = req.t_request + script.headers_delay / 1000.0
         if script.reject_stream_options and "stream_options" in body:
             self.outcome = "rejected"
-            return await self.send_simple(400, error_json(
+            return await self.send_simple(400, d.error_body(
                 400, "Unrecognized request argument supplied: stream_options", "invalid_request_error"), at=at)
         if script.status is not None:
             self.outcome = "status"
             extra = [("Retry-After", "1")] if script.status == 429 else []
-            return await self.send_simple(script.status, error_json(script.status), extra=extra, at=at)
-        if body.get("stream") is not True:
-            return await self.answer_whole(script, body, self.endpoint)
-        return await self.stream(script, body, self.endpoint)
+            return await self.send_simple(script.status, d.error_body(script.status), extra=extra, at=at)
+        if self.endpoint in ("ollama-chat", "ollama-generate"):
+            streaming = body.get("stream") is not False       # Ollama streams unless told not to
+        elif self.endpoint == "gemini":
+            streaming = method == "streamGenerateContent"     # the method says, not the body
+        else:
+            streaming = body.get("stream") is True
+        if not streaming:
+            return await self.answer_whole(script, d)
+        return await self.stream(script, d)
 
     def record(self) -> dict:
+        h = self.req.headers
         return {"path": self.req.path, "spec": self.spec, "status": self.status,
                 "t_request": self.req.t_request, "sends": self.sends, "first_byte": self.first_byte,
                 "end": self.end, "outcome": self.outcome, "conn": self.conn.id, "seq": self.conn.seq,
-                "method": self.req.method, "endpoint": self.endpoint, "model": self.model,
-                "chunks": self.chunks, "reasoning": self.reasoning, "peer": self.conn.peer}
+                "method": self.req.method, "endpoint": self.endpoint, "api": self.api, "model": self.model,
+                "chunks": self.chunks, "reasoning": self.reasoning, "peer": self.conn.peer,
+                "query": self.req.query, "auth": sorted(k for k in AUTH_HEADERS if k in h),
+                "anthropic_version": h.get("anthropic-version"), "max_tokens": self.max_tokens}
 
 
 async def wait_client_gone(reader) -> None:

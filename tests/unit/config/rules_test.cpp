@@ -59,14 +59,15 @@ TEST(Listen, Forms) {
 }
 
 TEST(Api, SupportedKnownAndUnknown) {
-  EXPECT_EQ(check_api("openai-chat"), std::nullopt);
-  EXPECT_EQ(check_api("openai-completions"), std::nullopt);
+  EXPECT_EQ(parse_api("openai-chat").value, api::Dialect::openai_chat);
+  EXPECT_TRUE(parse_api("openai-chat").ok());
+  EXPECT_EQ(parse_api("openai-completions").value, api::Dialect::openai_completions);
   for (const char* later : {"anthropic-messages", "openai-responses", "ollama-chat"}) {
-    EXPECT_EQ(*check_api(later),
+    EXPECT_EQ(parse_api(later).error,
               std::string("api ") + later +
                   " is not supported by this build (supported: openai-chat, openai-completions)");
   }
-  EXPECT_NE(check_api("OpenAI-Chat")->find("unknown api"), std::string::npos);
+  EXPECT_NE(parse_api("OpenAI-Chat").error.find("unknown api"), std::string::npos);
 }
 
 TEST(Names, LabelSafe) {

@@ -36,7 +36,7 @@ TEST_F(ValidConfig, TopLevelSections) {
   ASSERT_EQ(c.targets.size(), 4u);
   EXPECT_EQ(c.targets[0].name, "inherits");
   EXPECT_EQ(c.targets[3].name, "header-env");
-  EXPECT_EQ(c.targets[0].line, 28);
+  EXPECT_EQ(c.targets[0].line.value, 28);
 
   EXPECT_EQ(c.buckets.gap, (std::vector<double>{0.1, 0.25, 1}));
   EXPECT_EQ(c.buckets.tokens_per_second, (std::vector<double>{10, 100}));
@@ -72,7 +72,7 @@ TEST_F(ValidConfig, TargetInheritsDefaults) {
   Config c = load_file(test::valid_dir() + "/full.yaml");
   const Target& t = target(c, "inherits");
   EXPECT_EQ(t.url, "https://api.example.com/v1");  // trailing slash dropped
-  EXPECT_EQ(t.api, "openai-chat");
+  EXPECT_EQ(t.api, lse::api::Dialect::openai_chat);
   EXPECT_EQ(t.model, "gpt-test");
   EXPECT_EQ(t.interval, 90s);
   EXPECT_DOUBLE_EQ(t.jitter, 0.2);
@@ -87,7 +87,7 @@ TEST_F(ValidConfig, TargetInheritsDefaults) {
   EXPECT_TRUE(t.count.reasoning);
   EXPECT_FALSE(t.count.tool_calls);
   EXPECT_EQ(t.accept_encoding, std::vector<std::string>{"gzip"});
-  EXPECT_EQ(t.client, "");
+  EXPECT_EQ(t.client, ClientStyle::plain);
   using H = std::vector<std::pair<std::string, std::string>>;
   EXPECT_EQ(t.headers, (H{{"X-Team", "probes"}, {"X-Env", "test"}}));
   EXPECT_FALSE(t.include_usage);
@@ -106,7 +106,7 @@ TEST_F(ValidConfig, TargetOverridesDefaults) {
   Config c = load_file(test::valid_dir() + "/full.yaml");
   const Target& t = target(c, "overrides");
   EXPECT_EQ(t.url, "http://[::1]:8000/v1");
-  EXPECT_EQ(t.api, "openai-completions");
+  EXPECT_EQ(t.api, lse::api::Dialect::openai_completions);
   EXPECT_EQ(t.model, "7");  // quoted: a string, whatever it looks like
   EXPECT_EQ(t.interval, 500ms);
   EXPECT_DOUBLE_EQ(t.jitter, 0);
@@ -123,7 +123,7 @@ TEST_F(ValidConfig, TargetOverridesDefaults) {
   EXPECT_FALSE(t.count.reasoning);
   EXPECT_TRUE(t.count.tool_calls);
   EXPECT_EQ(t.accept_encoding, std::vector<std::string>{"identity"});
-  EXPECT_EQ(t.client, "browser");
+  EXPECT_EQ(t.client, ClientStyle::browser);
   // headers merge by case-insensitive name; the target's spelling and value win.
   using H = std::vector<std::pair<std::string, std::string>>;
   EXPECT_EQ(t.headers,
@@ -271,7 +271,7 @@ TEST_F(ValidConfig, ExampleYamlParses) {
   EXPECT_EQ(vllm.timeout.total, 180s);
   EXPECT_TRUE(vllm.count.reasoning);
   EXPECT_EQ(vllm.auth.kind, Auth::Kind::none);
-  EXPECT_EQ(target(c, "vllm-local-completions").api, "openai-completions");
+  EXPECT_EQ(target(c, "vllm-local-completions").api, lse::api::Dialect::openai_completions);
   EXPECT_EQ(c.prompts.size(), 3u);
 }
 

@@ -479,20 +479,40 @@ TEST_F(MetricsTest, StallThresholdFollowsReload) {
   EXPECT_EQ(value_of(scrape(), "llm_stream_stall_threshold_seconds", {{"target", "t"}}), 0.5);
 }
 
+report::Verdict verdict(report::Shape shape, bool holds, bool enough_probes = true) {
+  report::Verdict v;
+  v.shape = shape;
+  v.holds = holds;
+  v.enough_probes = enough_probes;
+  return v;
+}
+
 TEST_F(MetricsTest, DiagnosisVerdicts) {
   metrics.apply_config(make_config({make_target("t", "m", {"p"})}));
-  metrics.set_diagnosis("t", "m", "p", "transport", true);
-  metrics.set_diagnosis("t", "m", "p", "long answer", true);
-  metrics.set_diagnosis("t", "m", "p", "queue", false);
-  metrics.set_diagnosis("t", "m", "p", "made_up", true);       // ignored
-  metrics.set_diagnosis("gone", "m", "p", "transport", true);  // ignored
+  metrics.set_diagnosis(
+      {"t", "p"},
+      {verdict(report::Shape::transport, true), verdict(report::Shape::long_answer, true),
+       verdict(report::Shape::queue, false), verdict(report::Shape::shared_capacity, true, false)});
+  metrics.set_diagnosis({"gone", "p"}, {verdict(report::Shape::transport, true)});  // ignored
   auto e = scrape();
   auto l = series("t", "m", "p");
   EXPECT_EQ(value_of(e, "llm_stream_diagnosis", plus(l, "shape", "transport")), 1.0);
   EXPECT_EQ(value_of(e, "llm_stream_diagnosis", plus(l, "shape", "long_answer")), 1.0);
   EXPECT_EQ(value_of(e, "llm_stream_diagnosis", plus(l, "shape", "queue")), 0.0);
+  // Holds, but on too few probes: no verdict, so 0.
   EXPECT_EQ(value_of(e, "llm_stream_diagnosis", plus(l, "shape", "shared_capacity")), 0.0);
   EXPECT_EQ(count_samples(e, "llm_stream_diagnosis"), 4u);
+
+  // A later window where transport no longer holds flips it back.
+  metrics.set_diagnosis({"t", "p"}, {verdict(report::Shape::transport, false)});
+  EXPECT_EQ(value_of(scrape(), "llm_stream_diagnosis", plus(l, "shape", "transport")), 0.0);
+}
+
+TEST_F(MetricsTest, RowWriteErrorsCountFromZero) {
+  EXPECT_EQ(value_of(scrape(), "llm_stream_row_write_errors_total", {}), 0.0);
+  metrics.count_row_write_error();
+  metrics.count_row_write_error();
+  EXPECT_EQ(value_of(scrape(), "llm_stream_row_write_errors_total", {}), 2.0);
 }
 
 TEST_F(MetricsTest, RenderOfTenTargetsByThreePromptsIsWellFormed) {
@@ -528,7 +548,7 @@ TEST_F(MetricsTest, RenderOfTenTargetsByThreePromptsIsWellFormed) {
       ++samples;
     }
   }
-  EXPECT_EQ(families.size(), 25u);
+  EXPECT_EQ(families.size(), 26u);  // 25 + llm_stream_row_write_errors_total
   auto e = parse_exposition(text);
   EXPECT_TRUE(e.bad_lines.empty());
   EXPECT_EQ(e.samples.size(), samples);

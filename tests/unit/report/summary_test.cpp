@@ -50,8 +50,8 @@ TEST(ReportSummary, GroupsInGivenOrderAndSkipsWarmup) {
   EXPECT_EQ(s.warmup_discarded, 1u);
   EXPECT_EQ(s.runs, 27u);
   EXPECT_EQ(s.ok, 25u);
-  EXPECT_EQ(s.failures.at("timeout_idle"), 1u);
-  EXPECT_EQ(s.failures.at("connect"), 1u);
+  EXPECT_EQ(s.failures.at(probe::FailureReason::timeout_idle), 1u);
+  EXPECT_EQ(s.failures.at(probe::FailureReason::connect), 1u);
 
   const auto& shortp = s.series[1];
   EXPECT_EQ(shortp.runs, 20u);
@@ -64,7 +64,7 @@ TEST(ReportSummary, GroupsInGivenOrderAndSkipsWarmup) {
   EXPECT_EQ(shortp.field(Field::tokens_per_second).n, 0u);  // no usage
   EXPECT_EQ(shortp.probes.size(), 20u);
 
-  EXPECT_EQ(s.series[0].failures.at("timeout_idle"), 1u);
+  EXPECT_EQ(s.series[0].failures.at(probe::FailureReason::timeout_idle), 1u);
   EXPECT_EQ(s.series[0].ok, 5u);
 }
 
@@ -95,6 +95,37 @@ TEST(ReportSummary, JsonUsesRowUnits) {
   EXPECT_NE(j.find("\"tokens_per_second\":null"), std::string::npos);
   EXPECT_NE(j.find("\"failures\":{\"connect\":1"), std::string::npos);
   EXPECT_NE(j.find("\"shape\":\"shared_capacity\""), std::string::npos);
+}
+
+// The view: the strings every renderer lays out are made once, from the
+// figures, and failure reasons (an enum) are listed by name.
+TEST(ReportSummary, ViewHoldsTheStringsReadersSee) {
+  auto rs = experiment();
+  rs.push_back(failed(probe::FailureReason::canceled, "svc", "long"));
+  rs.push_back(failed(probe::FailureReason::canceled, "svc", "long"));
+  const Summary s = summarize(rs, {}, {{"svc", "long"}, {"svc", "short"}});
+  // Enum order would be connect, timeout_idle, canceled: readers get names in order.
+  EXPECT_EQ(s.failures_text, "canceled 2, connect 1, timeout_idle 1");
+  EXPECT_EQ(s.series[0].failures_text, "canceled 2, timeout_idle 1");
+  EXPECT_EQ(join_failures(s.series[0].failure_list, " ×"), "canceled ×2, timeout_idle ×1");
+  const auto& shortp = s.series[1];
+  EXPECT_EQ(shortp.cell(Field::ttft).p50, "1.00 s");
+  EXPECT_EQ(shortp.cell(Field::ttft).p95, "1.90 s");
+  EXPECT_EQ(shortp.cell(Field::chunks).max, "11");
+  EXPECT_EQ(shortp.cell(Field::tokens_per_second).n, 0u);
+  EXPECT_EQ(shortp.cell(Field::tokens_per_second).p50, "");
+  EXPECT_EQ(shortp.shapes, shapes_held(shortp.diagnosis));
+  EXPECT_EQ(shortp.stall_threshold_text, "250.0 ms");
+  EXPECT_EQ(shortp.model_label, "m");
+  // The table and the JSON show the same view.
+  const std::string t = render_table(s);
+  EXPECT_NE(t.find("  ttft            1.00 s      1.90 s      2.00 s\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("total: 29 runs, 25 ok, 4 failed (canceled 2, connect 1, timeout_idle 1)"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(
+      json::dump(to_json(s)).find("\"failures\":{\"canceled\":2,\"connect\":1,\"timeout_idle\":1}"),
+      std::string::npos);
 }
 
 TEST(ReportSummary, ShapesHeldInWords) {

@@ -1,0 +1,63 @@
+// Event JSON helpers shared by the dialects (see event_json.hpp).
+#include "api/event_json.hpp"
+
+#include <cstring>
+
+namespace lse::api::detail {
+namespace {
+
+// Chunks are typically < 1 KiB; start with room for that so the first events
+// of a probe do not each grow the buffers. Larger events grow them once.
+// (16 KiB cost ~25 KiB resident per target: 25 MiB at 1,000 targets.)
+constexpr std::size_t kInitialCapacity = 2 * 1024;
+constexpr std::size_t kMaxErrorMessage = 200;
+
+}  // namespace
+
+EventParser::EventParser() {
+  buffer_.resize(kInitialCapacity + simdjson::SIMDJSON_PADDING);
+  // A failed pre-allocation is not fatal: parse() allocates on demand.
+  [[maybe_unused]] const auto err = parser_.allocate(kInitialCapacity);
+}
+
+bool EventParser::parse(std::string_view data, dom::element& root) {
+  const std::size_t need = data.size() + simdjson::SIMDJSON_PADDING;
+  if (buffer_.size() < need) buffer_.resize(need);
+  std::memcpy(buffer_.data(), data.data(), data.size());
+  std::memset(buffer_.data() + data.size(), 0, simdjson::SIMDJSON_PADDING);
+  return parser_.parse(buffer_.data(), data.size(), false).get(root) == simdjson::SUCCESS;
+}
+
+std::size_t string_bytes(dom::element e) {
+  std::string_view s;
+  return e.get_string().get(s) == simdjson::SUCCESS ? s.size() : 0;
+}
+
+std::size_t member_string_bytes(dom::object o, std::string_view key) {
+  dom::element e;
+  return o.at_key(key).get(e) == simdjson::SUCCESS ? string_bytes(e) : 0;
+}
+
+std::int64_t int_or_missing(dom::object o, std::string_view key) {
+  dom::element e;
+  if (o.at_key(key).get(e) != simdjson::SUCCESS) return -1;
+  std::int64_t i;
+  if (e.get_int64().get(i) == simdjson::SUCCESS) return i;
+  double d;
+  if (e.get_double().get(d) == simdjson::SUCCESS && d >= 0 && d < 9.2e18) {
+    return static_cast<std::int64_t>(d);
+  }
+  return -1;
+}
+
+void set_error_message(EventMeaning& m, std::string_view msg) {
+  if (msg.size() > kMaxErrorMessage) {
+    // Cut on a UTF-8 character boundary so the log line stays valid text.
+    std::size_t cut = kMaxErrorMessage;
+    while (cut > 0 && (static_cast<unsigned char>(msg[cut]) & 0xC0) == 0x80) --cut;
+    msg = msg.substr(0, cut);
+  }
+  m.error_message.assign(msg);
+}
+
+}  // namespace lse::api::detail

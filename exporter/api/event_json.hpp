@@ -1,0 +1,42 @@
+// What every JSON-speaking dialect needs to read one streamed event: a
+// reusable simdjson parser over a padded buffer (so a warm adapter does not
+// allocate per event), tolerant field readers, and the error-message cut.
+// Internal to the api module.
+#pragma once
+#include <simdjson.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "api/adapter.hpp"
+
+namespace lse::api::detail {
+
+namespace dom = simdjson::dom;
+
+// Parses event payloads into one DOM; the element stays valid until the next parse.
+class EventParser {
+ public:
+  EventParser();
+  // Copies the payload into a buffer with simdjson's padding (reused, so it
+  // only grows) and parses it with the reused parser.
+  bool parse(std::string_view data, dom::element& root);
+
+ private:
+  std::vector<char> buffer_;
+  dom::parser parser_;
+};
+
+// Byte length of a string element (0 for anything else).
+std::size_t string_bytes(dom::element e);
+// Byte length of o[key] when it is a string (0 otherwise).
+std::size_t member_string_bytes(dom::object o, std::string_view key);
+// o[key] as a non-negative count, -1 when missing or not a number.
+std::int64_t int_or_missing(dom::object o, std::string_view key);
+
+// Sets m.error_message to at most ~200 bytes, cut on a UTF-8 boundary.
+void set_error_message(EventMeaning& m, std::string_view msg);
+
+}  // namespace lse::api::detail

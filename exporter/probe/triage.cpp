@@ -1,0 +1,67 @@
+// Facts → FailureReason (DESIGN §3). Each rule is one line; the order of the
+// rules is the precedence documented in triage.hpp.
+#include "probe/triage.hpp"
+
+#include <algorithm>
+
+namespace lse::probe {
+
+Deadlines Deadlines::from_start(TimePoint start, std::chrono::steady_clock::duration first_token,
+                                std::chrono::steady_clock::duration idle,
+                                std::chrono::steady_clock::duration total) {
+  Deadlines d;
+  d.total = start + total;
+  d.first_token = std::min(d.total, start + first_token);
+  d.idle = idle;
+  return d;
+}
+
+Deadlines::Bound Deadlines::next(std::optional<TimePoint> last_content) const {
+  const TimePoint own = last_content ? *last_content + idle : first_token;
+  const TimePoint at = std::min(total, own);
+  if (at == total) return {at, Deadline::total};
+  return {at, last_content ? Deadline::idle : Deadline::first_token};
+}
+
+FailureReason triage_status(int status) {
+  if (status == 429) return FailureReason::http_429;
+  if (status >= 500) return FailureReason::http_5xx;
+  if (status >= 400) return FailureReason::http_4xx;
+  return FailureReason::protocol;  // 1xx/3xx/other 2xx are not a stream
+}
+
+FailureReason triage(const http::Fault& f, Deadline deadline) {
+  if (f.interrupt == http::Interrupt::canceled) return FailureReason::canceled;
+  if (f.interrupt == http::Interrupt::deadline) {
+    switch (deadline) {
+      case Deadline::first_token: return FailureReason::timeout_first_token;
+      case Deadline::idle: return FailureReason::timeout_idle;
+      case Deadline::total: return FailureReason::timeout_total;
+    }
+  }
+  if (http::is_malformed(f.ec)) return FailureReason::protocol;
+  switch (f.stage) {
+    case http::Stage::resolve: return FailureReason::resolve;
+    case http::Stage::connect:
+    case http::Stage::proxy_connect: return FailureReason::connect;
+    case http::Stage::tls: return FailureReason::tls;
+    case http::Stage::send:
+    case http::Stage::headers:
+    case http::Stage::body: break;
+  }
+  return http::is_connection_lost(f) ? FailureReason::truncated : FailureReason::tls;
+}
+
+FailureReason triage(const Ending& e) {
+  const bool status_ok = e.http_status >= 200 && e.http_status <= 299;
+  if (e.http_status != 0 && !status_ok) return triage_status(e.http_status);
+  if (e.malformed_event || e.event_too_large) return FailureReason::protocol;
+  if (e.upstream_error) return FailureReason::upstream_error;
+  if (e.end_marker) return FailureReason::none;
+  if (e.fault) return triage(*e.fault, e.deadline);
+  if (!e.event_stream) return FailureReason::protocol;
+  if (!e.finish_reason || e.partial_event) return FailureReason::truncated;
+  return FailureReason::none;
+}
+
+}  // namespace lse::probe

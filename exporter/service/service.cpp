@@ -1,0 +1,279 @@
+// The service of `serve` (see service.hpp): life cycle (set up, start, stop),
+// the reload transaction, and the hooks the HTTP server calls.
+#include "service/service.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <utility>
+#include <atomic>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <chrono>
+#include <exception>
+#include <functional>
+#include <future>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "schedule/scheduler.hpp"
+#include "server/server.hpp"
+#include "service/views.hpp"
+#include "util/wall_clock.hpp"
+
+namespace lse::service {
+namespace {
+
+namespace asio = boost::asio;
+
+// After stop() cancels every probe, their handlers normally finish at once and
+// the probe thread's run() returns by itself. A name resolution in flight does
+// not: getaddrinfo runs on Asio's resolver thread and cannot be interrupted,
+// so the wait for it is bounded and the io_context is stopped after it.
+constexpr std::chrono::milliseconds kCanceledProbesGrace{300};
+
+// Steps applied in order; when one throws, the ones already applied are
+// undone newest first and the error goes on to the caller.
+class Transaction {
+ public:
+  void step(const std::function<void()>& apply, std::function<void()> undo) {
+    try {
+      apply();
+    } catch (...) {
+      roll_back();
+      throw;
+    }
+    undos_.push_back(std::move(undo));
+  }
+
+ private:
+  void roll_back() {
+    for (auto it = undos_.rbegin(); it != undos_.rend(); ++it) {
+      try {
+        (*it)();
+      } catch (const std::exception& e) {
+        spdlog::error("msg=\"reload rollback step failed\" error=\"{}\"", e.what());
+      }
+    }
+  }
+  std::vector<std::function<void()>> undos_;
+};
+
+// One log line per distinct rows-file error; the counter counts every one.
+class WriteErrorLog {
+ public:
+  explicit WriteErrorLog(metrics::Metrics& metrics) : metrics_(metrics) {}
+  void operator()(const std::string& message) {
+    metrics_.count_row_write_error();
+    std::lock_guard lock(mutex_);
+    if (seen_.insert(message).second)
+      spdlog::error(
+          "msg=\"rows file error, rows are being lost\" error=\"{}\" "
+          "note=\"logged once per distinct error, llm_stream_row_write_errors_total counts all\"",
+          message);
+  }
+
+ private:
+  metrics::Metrics& metrics_;
+  std::mutex mutex_;
+  std::set<std::string> seen_;
+};
+
+}  // namespace
+
+struct Service::Impl {
+  const std::string config_path;
+  mutable std::mutex snapshot_mutex;  // guards `current` only
+  std::shared_ptr<const config::Config> current;
+  std::mutex reload_mutex;  // one transaction at a time
+
+  metrics::Metrics metrics;
+  report::RowStore rows;
+  WriteErrorLog write_errors{metrics};
+
+  asio::io_context probe_io;
+  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work{
+      asio::make_work_guard(probe_io)};
+  schedule::Scheduler scheduler;
+  std::thread probe_thread;
+  std::future<void> probe_thread_done;
+
+  std::atomic<bool> ready{false};
+  bool stopped = false;
+  std::unique_ptr<server::Server> http;
+
+  Impl(std::string path, std::shared_ptr<const config::Config> initial, Identity identity,
+       std::uint64_t seed)
+      : config_path(std::move(path)),
+        current(std::move(initial)),
+        metrics(std::move(identity.build)),
+        rows(current->rows.ring, current->rows),
+        scheduler(
+            probe_io, [this](const probe::ProbeResult& r) { deliver(r); },
+            std::move(identity.host_label), std::move(identity.user_agent), seed) {
+    rows.on_write_error([this](const std::string& message) { write_errors(message); });
+    metrics.apply_config(*current);
+    metrics.set_reload_result(true, wall_clock::unix_now());
+    scheduler.apply(*current);  // no probe thread yet: this thread is the io thread
+  }
+
+  ~Impl() { stop(); }
+
+  // --- probe thread -----------------------------------------------------------
+
+  void deliver(const probe::ProbeResult& r) {
+    metrics.record(r);
+    rows.add(r);
+  }
+
+  // The scheduler lives on the probe thread; before start() this thread is it.
+  void on_probe_thread(const std::function<void()>& fn) {
+    if (!probe_thread.joinable()) return fn();
+    std::promise<void> done;
+    asio::post(probe_io, [&] {
+      try {
+        fn();
+        done.set_value();
+      } catch (...) {
+        done.set_exception(std::current_exception());
+      }
+    });
+    done.get_future().get();
+  }
+
+  void start_probe_thread() {
+    std::promise<void> done;
+    probe_thread_done = done.get_future();
+    probe_thread = std::thread([this, done = std::move(done)]() mutable {
+      probe_io.run();
+      done.set_value();
+    });
+  }
+
+  void stop_probe_thread() {
+    if (!probe_thread.joinable()) {
+      scheduler.stop();
+      return;
+    }
+    on_probe_thread([this] { scheduler.stop(); });
+    work.reset();
+    if (probe_thread_done.wait_for(kCanceledProbesGrace) == std::future_status::timeout)
+      probe_io.stop();
+    probe_thread.join();
+  }
+
+  // --- life cycle -------------------------------------------------------------
+
+  void start() {
+    start_probe_thread();
+    http = std::make_unique<server::Server>(snapshot()->listen, hooks(), rows);
+    try {
+      http->start();
+    } catch (...) {
+      stop();
+      throw;
+    }
+    ready = true;
+  }
+
+  void stop() {
+    if (stopped) return;
+    stopped = true;
+    ready = false;
+    if (http) http->stop();
+    stop_probe_thread();
+  }
+
+  std::shared_ptr<const config::Config> snapshot() const {
+    std::lock_guard lock(snapshot_mutex);
+    return current;
+  }
+
+  // --- reload -----------------------------------------------------------------
+
+  ReloadResult reload(const std::string& path) {
+    std::lock_guard one_at_a_time(reload_mutex);
+    std::shared_ptr<const config::Config> next;
+    try {
+      next = std::make_shared<const config::Config>(config::load_file(path));
+      switch_parts(*snapshot(), *next);
+    } catch (const std::exception& e) {
+      return refuse(e.what());
+    }
+    {
+      std::lock_guard lock(snapshot_mutex);
+      current = next;
+    }
+    metrics.set_reload_result(true, wall_clock::unix_now());
+    spdlog::info("msg=\"config reloaded\" targets={}", next->targets.size());
+    return {true, "config reloaded"};
+  }
+
+  // Rows first (the store opens a new file before it lets the old one go, so
+  // its undo is exact), then metrics (so a new target's series exist before
+  // its first probe), then the scheduler (which changes nothing when it
+  // throws). The HTTP listener is not rebound: `listen` applies at start.
+  void switch_parts(const config::Config& prev, const config::Config& next) {
+    Transaction tx;
+    tx.step([&] { rows.reconfigure(next.rows.ring, next.rows); },
+            [&] { rows.reconfigure(prev.rows.ring, prev.rows); });
+    tx.step([&] { metrics.apply_config(next); }, [&] { metrics.apply_config(prev); });
+    tx.step([&] { on_probe_thread([&] { scheduler.apply(next); }); },
+            [&] { on_probe_thread([&] { scheduler.apply(prev); }); });
+  }
+
+  ReloadResult refuse(const std::string& error) {
+    metrics.set_reload_result(false, 0);
+    spdlog::error("msg=\"reload failed, keeping the running config\" error=\"{}\"", error);
+    return {false, error};
+  }
+
+  // --- what the HTTP server asks ------------------------------------------------
+
+  std::string scrape() {
+    update_diagnosis(metrics, rows, *snapshot());
+    return metrics.render();
+  }
+
+  server::Hooks hooks() {
+    server::Hooks h;
+    h.metrics = [this] { return scrape(); };
+    h.ready = [this] { return ready.load(); };
+    h.reload = [this] {
+      auto r = reload(config_path);
+      return std::pair{r.ok, r.message};
+    };
+    h.config_dump = [this] { return config::dump_redacted(*snapshot()); };
+    h.targets = [this] { return target_statuses(*snapshot()); };
+    return h;
+  }
+};
+
+Service::Service(std::string config_path, Identity identity, std::uint64_t seed) {
+  auto initial = std::make_shared<const config::Config>(config::load_file(config_path));
+  impl_ =
+      std::make_unique<Impl>(std::move(config_path), std::move(initial), std::move(identity), seed);
+}
+
+Service::~Service() = default;
+
+void Service::start() { impl_->start(); }
+
+unsigned short Service::port() const { return impl_->http ? impl_->http->port() : 0; }
+
+ReloadResult Service::reload(const std::string& config_path) { return impl_->reload(config_path); }
+
+ReloadResult Service::reload() { return impl_->reload(impl_->config_path); }
+
+void Service::stop() { impl_->stop(); }
+
+std::shared_ptr<const config::Config> Service::config() const { return impl_->snapshot(); }
+
+std::string Service::scrape() { return impl_->scrape(); }
+
+const report::RowStore& Service::rows() const { return impl_->rows; }
+
+}  // namespace lse::service

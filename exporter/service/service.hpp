@@ -1,0 +1,75 @@
+// The long-lived part of `serve` (DESIGN §5): one object owning the running
+// config snapshot, the metrics, the row store, the scheduler with its probe
+// thread and the HTTP server, and the reload transaction that changes them
+// together (blackbox_exporter's SafeConfig): the new file is read and
+// validated whole, each part is switched in turn and switched back if a later
+// one fails, and only then is the snapshot swapped. SIGHUP and POST /-/reload
+// both go through reload().
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "config/config.hpp"
+#include "metrics/metrics.hpp"
+#include "report/row_store.hpp"
+
+namespace lse::service {
+
+struct ReloadResult {
+  bool ok = false;
+  std::string message;  // "config reloaded", or why the running config was kept
+};
+
+// Who the probes say they are (see identity.hpp for the real values).
+struct Identity {
+  std::string host_label;
+  std::string user_agent;
+  metrics::BuildInfo build;
+};
+
+class Service {
+ public:
+  // Loads `config_path` and sets every part up with it; nothing runs yet.
+  // Throws config::ConfigError for an invalid file and std::runtime_error
+  // when a part cannot be set up (rows file, TLS material).
+  Service(std::string config_path, Identity identity, std::uint64_t seed);
+  ~Service();  // stop()s
+  Service(const Service&) = delete;
+  Service& operator=(const Service&) = delete;
+
+  // Starts the probe thread, then the HTTP server on the config's `listen`
+  // (port 0 picks a free one). Throws std::runtime_error when it cannot
+  // listen; the probe thread is stopped again then. Call once.
+  void start();
+
+  // The bound HTTP port (after start()).
+  unsigned short port() const;
+
+  // One reload transaction: on success the new config runs and
+  // llm_stream_exporter_config_last_reload_successful is 1 with a fresh
+  // timestamp; on any failure the old config keeps running whole and the
+  // gauge is 0. Thread-safe; reloads run one at a time.
+  ReloadResult reload(const std::string& config_path);
+  // The file the service was started with.
+  ReloadResult reload();
+
+  // Not ready any more, server stopped, probes canceled, probe thread joined.
+  // Idempotent.
+  void stop();
+
+  // The running config snapshot.
+  std::shared_ptr<const config::Config> config() const;
+
+  // The /metrics body: the diagnosis refreshed from the newest rows, then
+  // the exposition text.
+  std::string scrape();
+
+  const report::RowStore& rows() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace lse::service

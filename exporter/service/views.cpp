@@ -1,0 +1,49 @@
+// Scrape-time diagnosis and the landing page's target list (see views.hpp).
+#include "service/views.hpp"
+
+#include <utility>
+#include <chrono>
+
+#include "net/url.hpp"
+#include "report/diagnosis.hpp"
+
+namespace lse::service {
+
+std::vector<probe::ProbeResult> diagnosis_window(const std::vector<probe::ProbeResult>& latest,
+                                                 const config::Target& target,
+                                                 const std::string& prompt) {
+  std::vector<probe::ProbeResult> window;
+  for (const auto& r : latest) {
+    if (r.prompt != prompt || r.model != target.model) continue;
+    window.push_back(r);
+    if (window.size() == kDiagnosisWindow) break;
+  }
+  return window;
+}
+
+void update_diagnosis(metrics::Metrics& metrics, const report::RowStore& rows,
+                      const config::Config& config) {
+  for (const auto& t : config.targets) {
+    const auto latest = rows.latest(t.name, rows.capacity());
+    for (const auto& prompt : t.prompts)
+      metrics.set_diagnosis({t.name, prompt}, report::diagnose(diagnosis_window(latest, t, prompt),
+                                                               config.diagnosis));
+  }
+}
+
+std::vector<server::TargetStatus> target_statuses(const config::Config& config) {
+  std::vector<server::TargetStatus> out;
+  for (const auto& t : config.targets) {
+    server::TargetStatus s;
+    s.name = t.name;
+    s.model = t.model;
+    auto u = net::parse_url(t.url);
+    s.url_redacted = u ? u->redacted() : "";
+    s.prompts = t.prompts;
+    s.interval_seconds = std::chrono::duration<double>(t.interval).count();
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace lse::service

@@ -1,0 +1,321 @@
+// The prober against a scripted in-process peer: every failure reason it can
+// produce, the three timeouts, cancellation, the stream_options retry, and a
+// planted pause that must come out as exactly one stall of its length.
+#include "probe/prober.hpp"
+
+#include <gtest/gtest.h>
+
+#include <utility>  // before asio awaitable with GCC 12
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <optional>
+
+#include "../http/scripted_peer.hpp"
+
+namespace {
+
+namespace asio = boost::asio;
+using lse::probe::FailureReason;
+using lse::probe::ProbeResult;
+using lse::test::PeerConn;
+using lse::test::ScriptedPeer;
+using namespace std::chrono_literals;
+
+lse::config::Target target_for(const std::string& url) {
+  lse::config::Target t;
+  t.name = "t";
+  t.url = url;
+  t.model = "m";
+  t.timeout.first_token = 2s;
+  t.timeout.idle = 2s;
+  t.timeout.total = 5s;
+  return t;
+}
+
+struct Probed {
+  ProbeResult result;
+  double wall = 0;  // seconds the probe took
+};
+
+// Runs one probe on a fresh io_context; cancels it after `cancel_after`.
+Probed probe(const lse::config::Target& target,
+             std::optional<std::chrono::milliseconds> cancel_after = std::nullopt) {
+  asio::io_context io;
+  lse::probe::Prober prober(io, target, "host", "probe-test/1");
+  const lse::config::Prompt prompt{"short", "hi", "inline"};
+  Probed out;
+  bool done = false;
+  const auto begin = std::chrono::steady_clock::now();
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        out.result = co_await prober.run(prompt);
+        done = true;
+      },
+      asio::detached);
+  asio::steady_timer cancel_timer(io);
+  if (cancel_after) {
+    cancel_timer.expires_after(*cancel_after);
+    cancel_timer.async_wait([&](boost::system::error_code ec) {
+      if (!ec) prober.cancel();
+    });
+  }
+  const auto limit = begin + 10s;
+  while (!done && std::chrono::steady_clock::now() < limit) io.run_one_for(10ms);
+  cancel_timer.cancel();
+  io.poll();
+  out.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  EXPECT_TRUE(done) << "probe did not finish";
+  return out;
+}
+
+void expect_failure(const Probed& p, FailureReason reason) {
+  EXPECT_FALSE(p.result.ok);
+  EXPECT_EQ(lse::probe::to_string(p.result.reason), lse::probe::to_string(reason))
+      << p.result.error_detail;
+  EXPECT_FALSE(p.result.error_detail.empty());
+}
+
+// --- success and the clock ----------------------------------------------------
+
+TEST(Prober, PlantedPauseIsExactlyOneStallOfItsLength) {
+  ScriptedPeer peer([](PeerConn& c) {
+    c.read_request();
+    c.send_stream_head();
+    for (int i = 0; i < 6; ++i) {
+      PeerConn::pause(i == 3 ? 300ms : 20ms);
+      c.send_content(i);
+    }
+    c.send_end();
+    c.hang();
+  });
+  const Probed p = probe(target_for(peer.url()));
+  ASSERT_TRUE(p.result.ok) << p.result.error_detail;
+  EXPECT_EQ(p.result.chunks, 6u);
+  EXPECT_EQ(p.result.stalls, 1u);
+  ASSERT_EQ(p.result.gaps.size(), 5u);
+  EXPECT_NEAR(p.result.gaps[2], 0.300, 0.030);
+  ASSERT_TRUE(p.result.gap_max);
+  EXPECT_NEAR(*p.result.gap_max, 0.300, 0.030);
+  EXPECT_EQ(p.result.finish_reason, "stop");
+  EXPECT_EQ(p.result.http_status, 200);
+}
+
+TEST(Prober, ServerRejectingStreamOptionsIsRetriedWithoutThem) {
+  std::vector<std::string> requests(2);
+  int n = 0;
+  ScriptedPeer peer(
+      [&](PeerConn& c) {
+        requests[n] = c.read_request();
+        if (n++ == 0) {
+          c.send_status(400, "{\"error\":\"unknown field stream_options\"}");
+          return;
+        }
+        c.send_stream_head();
+        c.send_content(0);
+        c.send_end();
+        c.hang();
+      },
+      2);
+  const Probed p = probe(target_for(peer.url()));
+  ASSERT_TRUE(p.result.ok) << p.result.error_detail;
+  EXPECT_EQ(p.result.chunks, 1u);
+  EXPECT_NE(requests[0].find("stream_options"), std::string::npos);
+  EXPECT_EQ(requests[1].find("stream_options"), std::string::npos);
+}
+
+// --- each failure reason the prober can produce ----------------------------------
+
+TEST(Prober, Resolve) {
+  expect_failure(probe(target_for("http://no-such-host.invalid/v1")), FailureReason::resolve);
+}
+
+TEST(Prober, Connect) {
+  const auto port = lse::test::closed_port();
+  expect_failure(probe(target_for("http://127.0.0.1:" + std::to_string(port) + "/v1")),
+                 FailureReason::connect);
+}
+
+TEST(Prober, Tls) {
+  // A peer that answers a TLS ClientHello with plain HTTP.
+  ScriptedPeer peer([](PeerConn& c) {
+    c.send_status(400, "not tls");
+    c.hang();
+  });
+  const Probed p = probe(target_for(peer.url("https")));
+  expect_failure(p, FailureReason::tls);
+  EXPECT_FALSE(p.result.phases[static_cast<std::size_t>(lse::probe::Phase::tls)]);
+}
+
+TEST(Prober, HttpStatuses) {
+  for (auto [status, reason] :
+       {std::pair{404, FailureReason::http_4xx}, std::pair{429, FailureReason::http_429},
+        std::pair{503, FailureReason::http_5xx}}) {
+    ScriptedPeer peer([status = status](PeerConn& c) {
+      c.read_request();
+      c.send_status(status, "{\"error\":\"no\"}");
+    });
+    const Probed p = probe(target_for(peer.url()));
+    expect_failure(p, reason);
+    EXPECT_EQ(p.result.http_status, status);
+  }
+}
+
+TEST(Prober, TimeoutFirstTokenWhenNoAnswerComes) {
+  ScriptedPeer peer([](PeerConn& c) {
+    c.read_request();
+    c.hang();
+  });
+  auto target = target_for(peer.url());
+  target.timeout.first_token = 200ms;
+  const Probed p = probe(target);
+  expect_failure(p, FailureReason::timeout_first_token);
+  EXPECT_NEAR(p.result.duration, 0.200, 0.050);
+}
+
+TEST(Prober, TimeoutFirstTokenAfterHeaders) {
+  ScriptedPeer peer([](PeerConn& c) {
+    c.read_request();
+    c.send_stream_head();
+    c.send_event("{\"choices\":[{\"delta\":{\"role\":\"assistant\"}}]}");  // not content
+    c.hang();
+  });
+  auto target = target_for(peer.url());
+  target.timeout.first_token = 200ms;
+  const Probed p = probe(target);
+  expect_failure(p, FailureReason::timeout_first_token);
+  EXPECT_NEAR(p.result.duration, 0.200, 0.050);
+}
+
+TEST(Prober, TimeoutIdleAfterContentStops) {
+  ScriptedPeer peer([](PeerConn& c) {
+    c.read_request();
+    c.send_stream_head();
+    c.send_content(0);
+    PeerConn::pause(20ms);
+    c.send_content(1);
+    c.hang();
+  });
+  auto target = target_for(peer.url());
+  target.timeout.idle = 150ms;
+  const Probed p = probe(target);
+  expect_failure(p, FailureReason::timeout_idle);
+  EXPECT_EQ(p.result.chunks, 2u);
+  EXPECT_LT(p.result.duration, 1.0);
+}
+
+TEST(Prober, TimeoutTotalWhileContentKeepsComing) {
+  ScriptedPeer peer([](PeerConn& c) {
+    c.read_request();
+    c.send_stream_head();
+    for (int i = 0; i < 100; ++i) {
+      c.send_content(i);
+      PeerConn::pause(20ms);
+    }
+    c.send_end();
+  });
+  auto target = target_for(peer.url());
+  target.timeout.total = 300ms;
+  const Probed p = probe(target);
+  expect_failure(p, FailureReason::timeout_total);
+  EXPECT_NEAR(p.result.duration, 0.300, 0.050);
+  EXPECT_GT(p.result.chunks, 5u);
+}
+
+TEST(Prober, TruncatedWhenTheConnectionClosesMidStream) {
+  ScriptedPeer peer([](PeerConn& c) {
+    c.read_request();
+    c.send_stream_head();
+    c.send_content(0);
+    c.send_content(1);
+    c.close();
+  });
+  const Probed p = probe(target_for(peer.url()));
+  expect_failure(p, FailureReason::truncated);
+  EXPECT_EQ(p.result.chunks, 2u);
+}
+
+TEST(Prober, TruncatedWhenTheBodyEndsBeforeTheEndMarker) {
+  ScriptedPeer peer([](PeerConn& c) {
+    c.read_request();
+    c.send_stream_head();
+    c.send_content(0);
+    c.send("0\r\n\r\n");  // a complete body, but no finish_reason and no [DONE]
+    c.hang();
+  });
+  const Probed p = probe(target_for(peer.url()));
+  expect_failure(p, FailureReason::truncated);
+  EXPECT_EQ(p.result.error_detail, "stream ended before the end marker");
+}
+
+TEST(Prober, ProtocolForABadEvent) {
+  ScriptedPeer peer([](PeerConn& c) {
+    c.read_request();
+    c.send_stream_head();
+    c.send_content(0);
+    c.send_event("{not json");
+    c.hang();
+  });
+  const Probed p = probe(target_for(peer.url()));
+  expect_failure(p, FailureReason::protocol);
+  EXPECT_EQ(p.result.chunks, 1u);
+}
+
+TEST(Prober, ProtocolForTheWrongContentType) {
+  ScriptedPeer peer([](PeerConn& c) {
+    c.read_request();
+    c.send_stream_head("application/json");
+    c.send_chunk("{}");
+    c.hang();
+  });
+  expect_failure(probe(target_for(peer.url())), FailureReason::protocol);
+}
+
+TEST(Prober, ProtocolForAnOversizedEvent) {
+  ScriptedPeer peer([](PeerConn& c) {
+    c.read_request();
+    c.send_stream_head();
+    c.send_event(std::string(4096, 'x'));
+    c.hang();
+  });
+  auto target = target_for(peer.url());
+  target.max_event_bytes = 1024;
+  expect_failure(probe(target), FailureReason::protocol);
+}
+
+TEST(Prober, UpstreamError) {
+  ScriptedPeer peer([](PeerConn& c) {
+    c.read_request();
+    c.send_stream_head();
+    c.send_content(0);
+    c.send_event("{\"error\":{\"message\":\"overloaded\"}}");
+    c.hang();
+  });
+  expect_failure(probe(target_for(peer.url())), FailureReason::upstream_error);
+}
+
+TEST(Prober, CanceledMidStream) {
+  ScriptedPeer peer([](PeerConn& c) {
+    c.read_request();
+    c.send_stream_head();
+    c.send_content(0);
+    c.hang();
+  });
+  const Probed p = probe(target_for(peer.url()), 150ms);
+  expect_failure(p, FailureReason::canceled);
+  EXPECT_LT(p.wall, 1.0);
+}
+
+TEST(Prober, CanceledBeforeTheAnswer) {
+  ScriptedPeer peer([](PeerConn& c) {
+    c.read_request();
+    c.hang();
+  });
+  const Probed p = probe(target_for(peer.url()), 100ms);
+  expect_failure(p, FailureReason::canceled);
+  EXPECT_LT(p.wall, 1.0);
+}
+
+}  // namespace
