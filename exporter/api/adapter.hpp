@@ -1,18 +1,31 @@
 // API dialect adapters: build the streaming request for one prompt and
 // interpret each decoded SSE event. Pure: no sockets, no clocks.
 #pragma once
+#include <utility>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "sse/decoder.hpp"
 #include "util/json.hpp"
 
 namespace lse::api {
 
-enum class Dialect { openai_chat, openai_completions };
+// The dialects after openai_completions have adapters but are not yet in
+// kAllDialects or the registry: the prober does not frame NDJSON or send
+// extra_headers() yet, so a config must not be able to select them.
+enum class Dialect {
+  openai_chat,
+  openai_completions,
+  anthropic_messages,
+  openai_responses,
+  ollama_chat,
+  ollama_generate,
+  gemini,
+};
 inline constexpr Dialect kAllDialects[] = {Dialect::openai_chat, Dialect::openai_completions};
 std::optional<Dialect> parse_dialect(std::string_view name);  // "openai-chat", ...
 std::string_view dialect_name(Dialect d);
@@ -41,17 +54,35 @@ struct Usage {
   std::int64_t reasoning_tokens = -1;
 };
 
-// What one SSE event means for the probe.
+// The server's own account of where its time went (Ollama's done line),
+// in seconds; -1 = not reported. Lets the diagnosis tell model load from
+// prefill from decode without guessing from the client's clock.
+struct ServerTimings {
+  double load_seconds = -1;
+  double prompt_eval_seconds = -1;
+  double eval_seconds = -1;
+};
+
+// How the response body is cut into events before interpret() sees them.
+// NDJSON: each line arrives as an sse::Event whose `data` is the line and
+// whose `type` is empty.
+enum class Framing { sse, ndjson };
+
+// What one framed event means for the probe.
 struct EventMeaning {
-  bool content = false;         // carries non-empty text counted by CountSet
-  bool reasoning = false;       // carries non-empty reasoning text (counted or not)
-  std::size_t text_bytes = 0;   // bytes of counted text in this event
-  bool done = false;            // [DONE] end marker
-  std::optional<Usage> usage;   // usage object present (non-null)
-  std::string finish_reason;    // non-empty when a choice finished in this event
-  bool upstream_error = false;  // {"error": ...} object in the stream
-  std::string error_message;    // short, for logs (never contains secrets we send)
-  bool protocol_error = false;  // not JSON / not the expected shape
+  bool content = false;        // carries non-empty text counted by CountSet
+  bool reasoning = false;      // carries non-empty reasoning text (counted or not)
+  std::size_t text_bytes = 0;  // bytes of counted text in this event
+  // The stream's end marker: [DONE] (OpenAI), message_stop (Anthropic),
+  // response.completed/incomplete/failed (Responses), the done:true line
+  // (Ollama), the chunk carrying finishReason (Gemini).
+  bool done = false;
+  std::optional<Usage> usage;                   // usage object present (non-null)
+  std::string finish_reason;                    // non-empty when a choice finished in this event
+  bool upstream_error = false;                  // {"error": ...} object in the stream
+  std::string error_message;                    // short, for logs (never contains secrets we send)
+  bool protocol_error = false;                  // not JSON / not the expected shape
+  std::optional<ServerTimings> server_timings;  // server-side timings present
 };
 
 class Adapter {
@@ -60,6 +91,16 @@ class Adapter {
   virtual Dialect dialect() const = 0;
   // Path appended to the target's base URL, e.g. "/chat/completions".
   virtual std::string_view path() const = 0;
+  // The path actually requested; differs from path() when it carries the
+  // model (Gemini: /models/{model}:streamGenerateContent?alt=sse).
+  virtual std::string request_path(const RequestSpec& spec) const {
+    static_cast<void>(spec);
+    return std::string(path());
+  }
+  // Dialect-fixed headers beside auth and content type (Anthropic's
+  // anthropic-version).
+  virtual std::vector<std::pair<std::string, std::string>> extra_headers() const { return {}; }
+  virtual Framing framing() const { return Framing::sse; }
   virtual std::string build_body(const RequestSpec& spec) const = 0;
   // Interprets one event. Must not keep references into `event`.
   virtual EventMeaning interpret(const sse::Event& event) = 0;

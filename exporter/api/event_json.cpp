@@ -9,7 +9,7 @@ namespace {
 // Chunks are typically < 1 KiB; start with room for that so the first events
 // of a probe do not each grow the buffers. Larger events grow them once.
 // (16 KiB cost ~25 KiB resident per target: 25 MiB at 1,000 targets.)
-constexpr std::size_t kInitialCapacity = 2 * 1024;
+constexpr std::size_t kInitialCapacity = 2 * std::size_t{1024};
 constexpr std::size_t kMaxErrorMessage = 200;
 
 }  // namespace
@@ -58,6 +58,40 @@ void set_error_message(EventMeaning& m, std::string_view msg) {
     msg = msg.substr(0, cut);
   }
   m.error_message.assign(msg);
+}
+
+bool parse_object(EventParser& parser, std::string_view data, dom::object& obj, EventMeaning& m) {
+  dom::element root;
+  if (parser.parse(data, root) && root.get_object().get(obj) == simdjson::SUCCESS) return true;
+  m.protocol_error = true;
+  return false;
+}
+
+bool parse_named_event(EventParser& parser, const sse::Event& event, dom::object& obj,
+                       std::string_view& type, EventMeaning& m) {
+  const bool error_event = event.type == "error";
+  dom::element root;
+  if (!parser.parse(event.data, root) || root.get_object().get(obj) != simdjson::SUCCESS) {
+    m.upstream_error = error_event;
+    m.protocol_error = !error_event;
+    if (error_event) set_error_message(m, event.data.empty() ? "error event" : event.data);
+    return false;
+  }
+  if (obj.at_key("type").get_string().get(type) != simdjson::SUCCESS) type = event.type;
+  return true;
+}
+
+bool read_error_member(dom::object obj, EventMeaning& m) {
+  dom::element error;
+  if (obj.at_key("error").get(error) != simdjson::SUCCESS || error.is_null()) return false;
+  m.upstream_error = true;
+  std::string_view msg;
+  if (error.get_string().get(msg) != simdjson::SUCCESS &&
+      error["message"].get_string().get(msg) != simdjson::SUCCESS) {
+    msg = "upstream error";
+  }
+  set_error_message(m, msg);
+  return true;
 }
 
 }  // namespace lse::api::detail

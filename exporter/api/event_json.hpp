@@ -39,4 +39,20 @@ std::int64_t int_or_missing(dom::object o, std::string_view key);
 // Sets m.error_message to at most ~200 bytes, cut on a UTF-8 boundary.
 void set_error_message(EventMeaning& m, std::string_view msg);
 
+// Parses `data` as a JSON object into `obj`; otherwise sets m.protocol_error
+// and returns false.
+bool parse_object(EventParser& parser, std::string_view data, dom::object& obj, EventMeaning& m);
+
+// For dialects that name their events (Anthropic, Responses): parses the
+// event into `obj` and sets `type` from its JSON `type`, or from the SSE
+// `event:` name when a proxy dropped it. A non-JSON `event: error` is still
+// the server's error (upstream_error), anything else non-JSON a protocol
+// error; both return false.
+bool parse_named_event(EventParser& parser, const sse::Event& event, dom::object& obj,
+                       std::string_view& type, EventMeaning& m);
+
+// When obj.error is present and not null: m.upstream_error with its message
+// (a string, or an object's `message`); returns whether it was there.
+bool read_error_member(dom::object obj, EventMeaning& m);
+
 }  // namespace lse::api::detail

@@ -291,7 +291,7 @@ class Runner {
     if (progress_.tty()) tick();
     active_ = probers_.size();
     for (std::size_t w = 0; w < probers_.size(); ++w)
-      asio::co_spawn(io_, worker(w), [this](std::exception_ptr e) {
+      asio::co_spawn(io_, worker(w), [this](const std::exception_ptr& e) {
         if (e && !error_) error_ = e;
         if (--active_ == 0) {
           boost::system::error_code ignored;

@@ -72,9 +72,7 @@ void emit_json(YAML::Emitter& out, const json::Value& v) {
         using T = std::decay_t<decltype(x)>;
         if constexpr (std::is_same_v<T, std::nullptr_t>) {
           out << YAML::Null;
-        } else if constexpr (std::is_same_v<T, bool>) {
-          out << x;
-        } else if constexpr (std::is_same_v<T, std::int64_t>) {
+        } else if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, std::int64_t>) {
           out << x;
         } else if constexpr (std::is_same_v<T, double>) {
           emit_float(out, x);
@@ -131,9 +129,9 @@ void emit_request(YAML::Emitter& out, const Target& t) {
   out << YAML::Key << "temperature" << YAML::Value;
   emit_number(out, t.temperature);
   std::vector<std::string> count;
-  if (t.count.content) count.push_back("content");
-  if (t.count.reasoning) count.push_back("reasoning");
-  if (t.count.tool_calls) count.push_back("tool_calls");
+  if (t.count.content) count.emplace_back("content");
+  if (t.count.reasoning) count.emplace_back("reasoning");
+  if (t.count.tool_calls) count.emplace_back("tool_calls");
   out << YAML::Key << "count" << YAML::Value;
   emit_list(out, count);
 }

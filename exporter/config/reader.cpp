@@ -323,7 +323,7 @@ std::pair<std::string, std::string> Reader::read_file(const Item& item) const {
 }
 
 Fields::Fields(const Reader& reader, const Item& map, std::string_view where,
-               std::vector<std::string_view> allowed, std::string child_prefix)
+               const std::vector<std::string_view>& allowed, const std::string& child_prefix)
     : reader_(reader), self_(map), where_(where) {
   reader.require_mapping(map);
   for (const auto& kv : map.node) {

@@ -62,7 +62,7 @@ class Reader {
 class Fields {
  public:
   Fields(const Reader& reader, const Item& map, std::string_view where,
-         std::vector<std::string_view> allowed, std::string child_prefix);
+         const std::vector<std::string_view>& allowed, const std::string& child_prefix);
 
   std::optional<Item> get(std::string_view key) const;
   // Missing keys have no mark in yaml-cpp: blame the mapping itself.

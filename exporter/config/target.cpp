@@ -286,6 +286,7 @@ Auth parse_auth(const Reader& r, const Item& item) {
 std::vector<std::string> prompt_names(const Reader& r, const Item& item,
                                       const std::map<std::string, Prompt>& prompts) {
   std::vector<std::string> defined;
+  defined.reserve(prompts.size());
   for (const auto& [name, p] : prompts) defined.push_back(name);
   std::vector<std::string_view> allowed(defined.begin(), defined.end());
   std::vector<std::string> names;

@@ -30,7 +30,7 @@ using asio::use_awaitable;
 
 namespace {
 
-constexpr std::size_t kReadChunk = 64 * 1024;
+constexpr std::size_t kReadChunk = 64 * std::size_t{1024};
 constexpr std::size_t kMaxProxyAnswer = 16384;
 
 bool closed_by_peer(const error_code& ec) {

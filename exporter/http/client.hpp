@@ -34,7 +34,7 @@ struct ClientOptions {
   net::Url url;
   TlsOptions tls;
   std::optional<net::Url> proxy;  // HTTP proxy: CONNECT for https, absolute-form for http
-  std::size_t max_header_bytes = 64 * 1024;
+  std::size_t max_header_bytes = 64 * std::size_t{1024};
 };
 
 // Instants of the connection phases (empty when a pooled connection is reused).

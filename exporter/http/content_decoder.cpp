@@ -11,7 +11,7 @@ namespace {
 
 class ZlibDecoder final : public ContentDecoder {
  public:
-  explicit ZlibDecoder(bool gzip) : gzip_(gzip) {
+  explicit ZlibDecoder(bool gzip) {
     if (gzip) init(15 + 16);
   }
   ~ZlibDecoder() override {
@@ -63,7 +63,6 @@ class ZlibDecoder final : public ContentDecoder {
     initialised_ = true;
   }
   z_stream z_{};
-  bool gzip_;
   bool initialised_ = false;
   std::string head_;
   bool ended_ = false;

@@ -16,6 +16,6 @@ class ContentDecoder {
 };
 
 // nullptr for identity; throws std::invalid_argument for unknown encodings.
-std::unique_ptr<ContentDecoder> make_content_decoder(std::string_view content_encoding);
+std::unique_ptr<ContentDecoder> make_content_decoder(std::string_view enc);
 
 }  // namespace lse::http

@@ -8,7 +8,6 @@
 #include <utility>  // before asio awaitable with GCC 12
 #include <sys/socket.h>
 #include <sys/uio.h>
-#include <time.h>
 
 #include <boost/asio/buffer.hpp>
 #include <boost/asio/compose.hpp>
@@ -19,6 +18,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <ctime>
 
 namespace lse::http {
 

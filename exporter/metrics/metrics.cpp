@@ -513,7 +513,7 @@ struct Metrics::Impl {
   }
 };
 
-Metrics::Metrics(BuildInfo build) : impl_(std::make_unique<Impl>(build)) {}
+Metrics::Metrics(const BuildInfo& build) : impl_(std::make_unique<Impl>(build)) {}
 Metrics::~Metrics() = default;
 
 void Metrics::apply_config(const config::Config& config) {

@@ -26,7 +26,7 @@ struct BuildInfo {
 
 class Metrics {
  public:
-  explicit Metrics(BuildInfo build);
+  explicit Metrics(const BuildInfo& build);
   ~Metrics();
   Metrics(const Metrics&) = delete;
   Metrics& operator=(const Metrics&) = delete;

@@ -25,16 +25,7 @@ inline bool is_blank(std::string_view line) {
 
 template <class Sink>
 Status Decoder::feed(std::string_view bytes, Sink&& sink) {
-  // Sticky: after an oversize line we stopped buffering part-way, so the
-  // framing of whatever follows is unknown and nothing more is decoded.
-  if (status_ != Status::ok || bytes.empty()) return status_;
-  if (!bom_.checked()) {
-    std::string_view replay;
-    bytes = bom_.skip(bytes, replay);
-    if (!replay.empty()) scan(replay, sink);
-    if (bytes.empty() || status_ != Status::ok) return status_;
-  }
-  scan(bytes, sink);
+  bom_.feed(bytes, [&](std::string_view b) { scan(b, sink); });
   return status_;
 }
 
@@ -48,6 +39,9 @@ void Decoder::finish(Sink&& sink) {
 
 template <class Sink>
 void Decoder::scan(std::string_view bytes, Sink& sink) {
+  // Sticky: after an oversize line we stopped buffering part-way, so the
+  // framing of whatever follows is unknown and nothing more is decoded.
+  if (status_ != Status::ok) return;
   const char* p = bytes.data();
   const char* const end = p + bytes.size();
   while (p < end) {

@@ -13,10 +13,10 @@ bool is_xdigit(char c) { return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= '
 
 }  // namespace
 
-std::optional<int> parse_port(std::string_view s, int min) {
-  if (s.empty() || s.size() > 5) return std::nullopt;
+std::optional<int> parse_port(std::string_view text, int min) {
+  if (text.empty() || text.size() > 5) return std::nullopt;
   int port = 0;
-  for (char c : s) {
+  for (char c : text) {
     if (!is_digit(c)) return std::nullopt;
     port = port * 10 + (c - '0');
   }

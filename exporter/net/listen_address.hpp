@@ -14,6 +14,6 @@ struct ListenAddress {
 };
 
 // The address, or nullopt with `error` set to a sentence naming what is off.
-std::optional<ListenAddress> parse_listen_address(std::string_view text, std::string* error);
+std::optional<ListenAddress> parse_listen_address(std::string_view listen, std::string* error);
 
 }  // namespace lse::net

@@ -35,7 +35,7 @@ struct UrlParts {
   std::string offending;  // the text `issue` is about (host, port, or what follows ']')
 };
 
-UrlParts split_url(std::string_view text);
+UrlParts split_url(std::string_view s);
 
 struct Url {
   bool tls = false;
@@ -52,11 +52,11 @@ struct Url {
 // An http(s) URL for a request: userinfo, query and fragment are dropped,
 // the port defaults to 80/443, trailing '/' of the path are removed. Nullopt
 // for another scheme, spaces or control characters, or a bad host or port.
-std::optional<Url> parse_url(std::string_view text);
+std::optional<Url> parse_url(std::string_view s);
 
 // NO_PROXY matching: a comma list of hosts, ".suffix" or "suffix" (both match
 // subdomains), "host:port", "[v6]" / "v6", and "*"; hosts compare
 // case-insensitively.
-bool no_proxy_matches(std::string_view no_proxy, const Url& url);
+bool no_proxy_matches(std::string_view list, const Url& url);
 
 }  // namespace lse::net

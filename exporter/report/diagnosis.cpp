@@ -280,6 +280,7 @@ static_assert(std::size(kRules) == kAllShapes.size());
 // Too few successful probes: every shape says so instead of guessing.
 std::vector<Verdict> no_verdicts(const WindowStats& w, const Thresholds& t) {
   std::vector<Verdict> out;
+  out.reserve(kAllShapes.size());
   for (Shape s : kAllShapes)
     out.push_back({s,
                    false,

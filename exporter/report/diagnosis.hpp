@@ -58,8 +58,7 @@ std::vector<Verdict> diagnose(const std::vector<probe::ProbeResult>& probes,
                               const config::DiagnosisThresholds& thresholds);
 
 // The same, from precomputed window statistics.
-std::vector<Verdict> diagnose(const WindowStats& stats,
-                              const config::DiagnosisThresholds& thresholds);
+std::vector<Verdict> diagnose(const WindowStats& w, const config::DiagnosisThresholds& t);
 
 // Below this a gap counts as "no pause" when forming ratios: several events
 // delivered by one read have a 0 gap (DESIGN §2), and p95/0 says nothing more.

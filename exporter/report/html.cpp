@@ -201,12 +201,12 @@ struct HistFrame {
 
 void hist_axes(Out out, const HistFrame& f, std::size_t max_count) {
   fmt::format_to(out, R"~(<text class="tick" x="{:.0f}" y="{:.0f}" text-anchor="end">{}</text>)~",
-                 f.kLeft - 6, f.kTop + 4, max_count);
+                 HistFrame::kLeft - 6, HistFrame::kTop + 4, max_count);
   fmt::format_to(out, R"~(<text class="tick" x="{:.0f}" y="{:.0f}" text-anchor="end">0</text>)~",
-                 f.kLeft - 6, f.kTop + f.ph);
+                 HistFrame::kLeft - 6, HistFrame::kTop + f.ph);
   fmt::format_to(out,
                  R"~(<line class="grid" x1="{0:.0f}" x2="{1:.0f}" y1="{2:.1f}" y2="{2:.1f}"/>)~",
-                 f.kLeft, f.kLeft + f.w, f.kTop + f.ph);
+                 HistFrame::kLeft, HistFrame::kLeft + f.w, HistFrame::kTop + f.ph);
 }
 
 void hist_bar(Out out, const HistFrame& f, const GapBins& b, std::size_t i, double thr) {
@@ -214,27 +214,27 @@ void hist_bar(Out out, const HistFrame& f, const GapBins& b, std::size_t i, doub
   const double lo = i == 0 ? 0 : edges[i - 1];
   const bool stall_bin = lo >= thr - 1e-12;
   const double hgt = f.ph * static_cast<double>(b.counts[i]) / static_cast<double>(b.max_count);
-  const double bx = f.kLeft + f.bw * static_cast<double>(i);
+  const double bx = HistFrame::kLeft + f.bw * static_cast<double>(i);
   const std::string range =
       i < edges.size() ? fmt::format("{} – {}", format_seconds(lo), format_seconds(edges[i]))
                        : fmt::format("above {}", format_seconds(lo));
   fmt::format_to(
       out,
       R"~(<rect class="bar{}" x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}"><title>{}: {} gaps</title></rect>)~",
-      stall_bin ? " stallbar" : "", bx + 1, f.kTop + f.ph - hgt, std::max(1.0, f.bw - 2), hgt,
-      html_escape(range), b.counts[i]);
+      stall_bin ? " stallbar" : "", bx + 1, HistFrame::kTop + f.ph - hgt, std::max(1.0, f.bw - 2),
+      hgt, html_escape(range), b.counts[i]);
   const std::string edge = i < edges.size() ? axis_label(edges[i], 1.0) : "+Inf";
   if (b.shown <= 24 || i % 2 == 0)
     fmt::format_to(out,
                    R"~(<text class="tick" x="{:.1f}" y="{:.0f}" text-anchor="middle">≤{}</text>)~",
-                   bx + f.bw / 2, f.kTop + f.ph + 14, html_escape(edge));
+                   bx + f.bw / 2, HistFrame::kTop + f.ph + 14, html_escape(edge));
 }
 
 // The threshold sits on a bucket boundary by design; otherwise proportionally inside its bin.
 void hist_threshold(Out out, const HistFrame& f, const GapBins& b, const SeriesSummary& s) {
   const double thr = s.stall_threshold;
   const std::size_t tb = b.threshold_bin;
-  double tx = f.kLeft + f.bw * static_cast<double>(tb);
+  double tx = HistFrame::kLeft + f.bw * static_cast<double>(tb);
   if (tb < b.edges.size()) {
     const double lo = tb == 0 ? 0 : b.edges[tb - 1];
     const double frac = b.edges[tb] > lo ? (thr - lo) / (b.edges[tb] - lo) : 1;
@@ -242,12 +242,12 @@ void hist_threshold(Out out, const HistFrame& f, const GapBins& b, const SeriesS
   }
   fmt::format_to(out,
                  R"~(<line class="thr" x1="{0:.1f}" x2="{0:.1f}" y1="{1:.0f}" y2="{2:.1f}"/>)~", tx,
-                 f.kTop - 6, f.kTop + f.ph);
-  const bool label_left = tx > f.kLeft + f.w * 0.75;
+                 HistFrame::kTop - 6, HistFrame::kTop + f.ph);
+  const bool label_left = tx > HistFrame::kLeft + f.w * 0.75;
   fmt::format_to(
       out,
       R"~(<text class="thrlbl" x="{:.1f}" y="{:.0f}" text-anchor="{}">stall threshold {}</text>)~",
-      label_left ? tx - 4 : tx + 4, f.kTop + 4, label_left ? "end" : "start",
+      label_left ? tx - 4 : tx + 4, HistFrame::kTop + 4, label_left ? "end" : "start",
       s.stall_threshold_text);
 }
 
@@ -258,14 +258,14 @@ void gap_histogram(Out out, const SeriesSummary& s, const std::vector<double>& b
   fmt::format_to(
       out,
       R"~(<svg class="chart hist" viewBox="0 0 {:.0f} {:.0f}" role="img" aria-label="gap distribution">)~",
-      kWidth, f.kH);
+      kWidth, HistFrame::kH);
   hist_axes(out, f, b.max_count);
   for (std::size_t i = 0; i < b.shown; ++i) hist_bar(out, f, b, i, s.stall_threshold);
   hist_threshold(out, f, b, s);
   fmt::format_to(
       out,
       R"~(<text class="tick" x="{:.0f}" y="{:.0f}">{} gaps from {} successful runs (bins: gap histogram buckets)</text>)~",
-      f.kLeft, f.kH - 4, b.gaps, s.ok);
+      HistFrame::kLeft, HistFrame::kH - 4, b.gaps, s.ok);
   fmt::format_to(out, "</svg>");
 }
 
@@ -539,7 +539,7 @@ std::string html_escape(std::string_view text) {
 
 std::string render_html(const Summary& summary, const ReportMeta& meta) {
   std::string html;
-  html.reserve(64 * 1024);
+  html.reserve(64 * std::size_t{1024});
   Out out = std::back_inserter(html);
   page_head(out, summary, meta);
   meta_lines(out, summary, meta);

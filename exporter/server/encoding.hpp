@@ -8,7 +8,7 @@ namespace lse::server {
 
 // Whether an Accept-Encoding header value allows gzip ("gzip", "x-gzip" or
 // "*" with a non-zero q).
-bool accepts_gzip(std::string_view accept_encoding);
+bool accepts_gzip(std::string_view header);
 
 // gzip (RFC 1952) of `data`; throws std::runtime_error if zlib fails.
 std::string gzip(std::string_view data);

@@ -27,7 +27,7 @@ struct RouteContext {
 
 // Builds the complete response (status, headers, body, keep-alive, gzip,
 // HEAD without body, Content-Length). Never throws: a failing hook is a 500.
-Response handle_request(const Request& request, const RouteContext& context);
+Response handle_request(const Request& req, const RouteContext& ctx);
 
 // Decodes %XX and '+' of a query component; nullopt-free: bad escapes are kept.
 std::string query_decode(std::string_view text);

@@ -37,10 +37,10 @@ struct Hooks {
 
 // Protection against misbehaving clients; the defaults are the product's.
 struct Limits {
-  std::size_t max_connections = 64;                // further connections are closed at accept
-  std::chrono::milliseconds idle_timeout{30'000};  // per read and per write
-  std::size_t header_limit = 8 * 1024;             // request line + headers; more -> 431
-  std::size_t body_limit = 64 * 1024;              // more -> 413
+  std::size_t max_connections = 64;                  // further connections are closed at accept
+  std::chrono::milliseconds idle_timeout{30'000};    // per read and per write
+  std::size_t header_limit = 8 * std::size_t{1024};  // request line + headers; more -> 431
+  std::size_t body_limit = 64 * std::size_t{1024};   // more -> 413
 };
 
 class Server {

@@ -51,9 +51,12 @@ class Transaction {
 
  private:
   void roll_back() {
-    for (auto it = undos_.rbegin(); it != undos_.rend(); ++it) {
+    // Newest first: each undo expects the state its own step found.
+    while (!undos_.empty()) {
+      const auto undo = std::move(undos_.back());
+      undos_.pop_back();
       try {
-        (*it)();
+        undo();
       } catch (const std::exception& e) {
         spdlog::error("msg=\"reload rollback step failed\" error=\"{}\"", e.what());
       }
@@ -109,7 +112,7 @@ struct Service::Impl {
        std::uint64_t seed)
       : config_path(std::move(path)),
         current(std::move(initial)),
-        metrics(std::move(identity.build)),
+        metrics(identity.build),
         rows(current->rows.ring, current->rows),
         scheduler(
             probe_io, [this](const probe::ProbeResult& r) { deliver(r); },

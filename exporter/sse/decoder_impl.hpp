@@ -10,16 +10,7 @@ namespace lse::sse {
 
 template <class Sink>
 Status Decoder::feed(std::string_view bytes, Sink&& sink) {
-  // Sticky: after an oversize event the stream is unusable (we stopped
-  // buffering part-way), so nothing more is decoded.
-  if (status_ != Status::ok || bytes.empty()) return status_;
-  if (!bom_.checked()) {
-    std::string_view replay;
-    bytes = bom_.skip(bytes, replay);
-    if (!replay.empty()) scan(replay, sink);
-    if (bytes.empty() || status_ != Status::ok) return status_;
-  }
-  scan(bytes, sink);
+  bom_.feed(bytes, [&](std::string_view b) { scan(b, sink); });
   return status_;
 }
 
@@ -81,6 +72,9 @@ inline const char* Decoder::skip_terminator(const char* term, const char* end) {
 
 template <class Sink>
 void Decoder::scan(std::string_view bytes, Sink& sink) {
+  // Sticky: after an oversize event the stream is unusable (we stopped
+  // buffering part-way), so nothing more is decoded.
+  if (status_ != Status::ok) return;
   const char* p = bytes.data();
   const char* const end = p + bytes.size();
   // A CR at the end of the previous feed already ended its line; an LF that

@@ -41,6 +41,18 @@ class LeadingBom {
     return bytes.substr(i);
   }
 
+  // Hands `bytes` past the stream's leading BOM to `scan(std::string_view)`:
+  // first any held bytes that turned out not to be a BOM, then the rest.
+  template <class Scan>
+  void feed(std::string_view bytes, Scan&& scan) {
+    if (!checked_) {
+      std::string_view replay;
+      bytes = skip(bytes, replay);
+      if (!replay.empty()) scan(replay);
+    }
+    if (!bytes.empty()) scan(bytes);
+  }
+
   // The stream start is decided without a BOM (e.g. the stream ended).
   void decide() {
     checked_ = true;

@@ -1,7 +1,7 @@
 // Wall-clock time and UTC formatting (see wall_clock.hpp).
 #include "util/wall_clock.hpp"
 
-#include <time.h>
+#include <ctime>
 
 #include <chrono>
 #include <cmath>
