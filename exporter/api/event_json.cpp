@@ -94,4 +94,14 @@ bool read_error_member(dom::object obj, EventMeaning& m) {
   return true;
 }
 
+Usage read_usage(dom::object u, const UsageKeys& keys) {
+  Usage usage;
+  usage.prompt_tokens = int_or_missing(u, keys.prompt);
+  usage.completion_tokens = int_or_missing(u, keys.completion);
+  dom::object details;
+  if (u.at_key(keys.completion_details).get_object().get(details) == simdjson::SUCCESS)
+    usage.reasoning_tokens = int_or_missing(details, "reasoning_tokens");
+  return usage;
+}
+
 }  // namespace lse::api::detail

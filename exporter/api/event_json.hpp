@@ -36,6 +36,13 @@ std::size_t member_string_bytes(dom::object o, std::string_view key);
 // o[key] as a non-negative count, -1 when missing or not a number.
 std::int64_t int_or_missing(dom::object o, std::string_view key);
 
+// The usage members a dialect reports: token counts and the object that
+// holds reasoning_tokens.
+struct UsageKeys {
+  std::string_view prompt, completion, completion_details;
+};
+Usage read_usage(dom::object usage, const UsageKeys& keys);
+
 // Sets m.error_message to at most ~200 bytes, cut on a UTF-8 boundary.
 void set_error_message(EventMeaning& m, std::string_view msg);
 

@@ -12,14 +12,7 @@ namespace {
 using namespace detail;
 
 Usage read_usage(dom::object u) {
-  Usage usage;
-  usage.prompt_tokens = int_or_missing(u, "input_tokens");
-  usage.completion_tokens = int_or_missing(u, "output_tokens");
-  dom::object details;
-  if (u.at_key("output_tokens_details").get_object().get(details) == simdjson::SUCCESS) {
-    usage.reasoning_tokens = int_or_missing(details, "reasoning_tokens");
-  }
-  return usage;
+  return detail::read_usage(u, {"input_tokens", "output_tokens", "output_tokens_details"});
 }
 
 // A completed response that ends in a function call finished to call a

@@ -6,14 +6,7 @@ namespace lse::api::detail {
 namespace {
 
 Usage read_usage(dom::object u) {
-  Usage usage;
-  usage.prompt_tokens = int_or_missing(u, "prompt_tokens");
-  usage.completion_tokens = int_or_missing(u, "completion_tokens");
-  dom::object details;
-  if (u.at_key("completion_tokens_details").get_object().get(details) == simdjson::SUCCESS) {
-    usage.reasoning_tokens = int_or_missing(details, "reasoning_tokens");
-  }
-  return usage;
+  return detail::read_usage(u, {"prompt_tokens", "completion_tokens", "completion_tokens_details"});
 }
 
 // {"error": ...}: the message when there is one, else a generic label.
