@@ -6,7 +6,10 @@
 #include "service/service.hpp"
 
 #include <gtest/gtest.h>
+
 #include <stdlib.h>
+#include <cerrno>
+#include <cstring>
 
 #include <filesystem>
 #include <fstream>
@@ -43,7 +46,9 @@ class ServiceReload : public ::testing::Test {
  protected:
   void SetUp() override {
     char tmpl[] = "/tmp/lse-service-test-XXXXXX";
-    dir = mkdtemp(tmpl);
+    const char* made = mkdtemp(tmpl);
+    ASSERT_NE(made, nullptr) << "mkdtemp: " << std::strerror(errno);
+    dir = made;
     path = dir / "config.yaml";
     write(config_yaml(target_yaml("alpha")));
     svc = std::make_unique<Service>(path, Identity{"test-host", "test-agent", {"1", "r"}}, 1);

@@ -8,19 +8,10 @@
 #include <new>
 #include <string>
 
+#include "../../support/counting_new.hpp"
 #include "sse/decoder.hpp"
 
-namespace {
-std::atomic<long> g_allocations{0};
-}  // namespace
-
-void* operator new(std::size_t n) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+using lse::test::g_allocations;
 
 namespace lse::sse {
 namespace {
