@@ -11,8 +11,8 @@ command -v ctags >/dev/null || { echo "function_lengths: needs universal-ctags" 
 list=$(ctags -x --_xformat='%{end} %n %N %F' --fields=+ne --kinds-c++=f -R --languages=c++ exporter |
   awk '$1 != "" && $2 != "" {print $1-$2+1, $3, $4":"$2}' | sort -rn)
 echo "longest functions in exporter/ (limit $limit lines):"
-echo "$list" | head -n "$show" | sed 's/^/  /'
-over=$(echo "$list" | awk -v l="$limit" '$1 > l' | wc -l)
+head -n "$show" <<<"$list" | sed "s/^/  /"
+over=$(awk -v l="$limit" '$1 > l' <<<"$list" | wc -l)
 if [ "$over" -gt 0 ]; then
   echo "function_lengths: $over function(s) over $limit lines" >&2
   exit 1
