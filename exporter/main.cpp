@@ -34,7 +34,10 @@ int main(int argc, char** argv) {
 
   std::string check_path;
   auto* check_cmd =
-      app.add_subcommand("check-config", "validate a config file and exit (0 ok, 2 invalid)");
+      app.add_subcommand("check-config",
+                         "validate a config file and exit (0 ok, 2 invalid); lists each target's "
+                         "api, request URL and key header. api values: " +
+                             api::dialect_list());
   check_cmd->add_option("file", check_path, "config file")->required();
 
   cli::RunOptions run_opts;

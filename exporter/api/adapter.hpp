@@ -14,9 +14,8 @@
 
 namespace lse::api {
 
-// The dialects after openai_completions have adapters but are not yet in
-// kAllDialects or the registry: the prober does not frame NDJSON or send
-// extra_headers() yet, so a config must not be able to select them.
+// The value of a target's `api:` (DESIGN §4); the mapping of each dialect's
+// events to the clock is in docs/DESIGN.md ("Dialects").
 enum class Dialect {
   openai_chat,
   openai_completions,
@@ -26,9 +25,29 @@ enum class Dialect {
   ollama_generate,
   gemini,
 };
-inline constexpr Dialect kAllDialects[] = {Dialect::openai_chat, Dialect::openai_completions};
+inline constexpr Dialect kAllDialects[] = {
+    Dialect::openai_chat,      Dialect::openai_completions, Dialect::anthropic_messages,
+    Dialect::openai_responses, Dialect::ollama_chat,        Dialect::ollama_generate,
+    Dialect::gemini,
+};
 std::optional<Dialect> parse_dialect(std::string_view name);  // "openai-chat", ...
 std::string_view dialect_name(Dialect d);
+// Every name of kAllDialects, comma-separated (for errors and --help).
+std::string dialect_list();
+
+// The header that carries an API key given as auth.bearer_token_* (or
+// MC_API_KEY): the dialect's own convention. "Authorization: Bearer <key>"
+// for the OpenAI-shaped dialects and Ollama, "x-api-key: <key>" for
+// Anthropic, "x-goog-api-key: <key>" for Gemini.
+struct KeyHeader {
+  std::string_view name;
+  std::string_view value_prefix;  // "Bearer " or empty
+  // Where the provider's own SDKs read the key from (OPENAI_API_KEY, ...);
+  // `run` without a config falls back to it when MC_API_KEY is unset. Empty:
+  // no convention (Ollama needs no key).
+  std::string_view env;
+};
+KeyHeader key_header(Dialect d);
 
 // Which deltas count as user-visible content chunks (DESIGN §2 `count:`).
 struct CountSet {

@@ -11,8 +11,6 @@ namespace lse::api {
 
 std::unique_ptr<Adapter> make_openai_chat(CountSet count);
 std::unique_ptr<Adapter> make_openai_completions(CountSet count);
-// Not yet in kRegistry (see api::Dialect): reachable only from tests until the
-// prober frames NDJSON and sends extra_headers().
 std::unique_ptr<Adapter> make_anthropic_messages(CountSet count);
 std::unique_ptr<Adapter> make_openai_responses(CountSet count);
 std::unique_ptr<Adapter> make_gemini(CountSet count);

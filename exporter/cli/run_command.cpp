@@ -144,8 +144,37 @@ std::string env(const char* name) {
   return v ? v : "";
 }
 
-Experiment from_environment(const Positionals& pos) {
-  const std::string base = env("MC_BASE_URL"), model = env("MC_MODEL"), key = env("MC_API_KEY");
+// The URL as an error may show it: a query can carry a key.
+std::string url_shown(const std::string& url) { return url.substr(0, url.find_first_of("?#")); }
+
+// --api, else MC_API, else openai-chat; the error lists the supported values.
+api::Dialect dialect_of(const RunOptions& o) {
+  const std::string name = !o.api.empty() ? o.api : env("MC_API");
+  if (name.empty()) return api::Dialect::openai_chat;
+  const auto dialect = api::parse_dialect(name);
+  if (!dialect)
+    throw UsageError(fmt::format("{}: unknown api '{}' (supported: {})",
+                                 o.api.empty() ? "MC_API" : "--api", name, api::dialect_list()));
+  return *dialect;
+}
+
+// MC_API_KEY, else the variable the provider's SDKs read (ANTHROPIC_API_KEY, ...).
+config::Auth key_of(api::Dialect dialect) {
+  config::Auth auth;
+  std::string name = "MC_API_KEY";
+  std::string key = env("MC_API_KEY");
+  if (const auto convention = api::key_header(dialect).env; key.empty() && !convention.empty()) {
+    name = std::string(convention);
+    key = env(name.c_str());
+  }
+  if (key.empty()) return auth;
+  auth.kind = config::Auth::Kind::bearer;  // in the dialect's key header
+  auth.secret = {key, "env " + name};
+  return auth;
+}
+
+Experiment from_environment(const RunOptions& o, const Positionals& pos) {
+  const std::string base = env("MC_BASE_URL"), model = env("MC_MODEL");
   if (base.empty())
     throw UsageError(
         "no --config and MC_BASE_URL is not set: give --config FILE, or set MC_BASE_URL "
@@ -153,7 +182,8 @@ Experiment from_environment(const Positionals& pos) {
   if (model.empty())
     throw UsageError("MC_BASE_URL is set but MC_MODEL is not: set the model name to probe");
   const auto url = net::parse_url(base);
-  if (!url) throw UsageError(fmt::format("MC_BASE_URL is not an http(s) URL: '{}'", base));
+  if (!url)
+    throw UsageError(fmt::format("MC_BASE_URL is not an http(s) URL: '{}'", url_shown(base)));
   if (pos.files.empty())
     throw UsageError(
         "no prompt files: run PROMPT_FILE... [RUNS] (e.g. `run prompt.txt 20`), or use --config");
@@ -161,12 +191,9 @@ Experiment from_environment(const Positionals& pos) {
   config::Target t;  // the config defaults (config.hpp) are the defaults here too
   t.name = url->host;
   t.url = base;
-  t.api = api::Dialect::openai_chat;
+  t.api = dialect_of(o);
   t.model = model;
-  if (!key.empty()) {
-    t.auth.kind = config::Auth::Kind::bearer;
-    t.auth.secret = {key, "env MC_API_KEY"};
-  }
+  t.auth = key_of(t.api);
   std::vector<config::Prompt> ps;
   for (const auto& f : pos.files) {
     config::Prompt p{prompt_name(f, ps), read_prompt_file(f), f};
@@ -468,7 +495,7 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
                                  "round, warmup discarded), raw rows, "
                                  "a summary with p50/p95/max and the diagnosis.\n"
                                  "Without --config: PROMPT_FILE... [RUNS] against MC_BASE_URL "
-                                 "(MC_MODEL, MC_API_KEY), e.g. `run prompt.txt 20`.");
+                                 "(MC_MODEL, MC_API_KEY, MC_API), e.g. `run prompt.txt 20`.");
   cmd->add_option("--config", o.config_path, "config file: every target × its prompts")
       ->check(CLI::ExistingFile);
   cmd->add_option("args", o.positional, "PROMPT_FILE... [RUNS] (without --config)");
@@ -488,6 +515,10 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
   cmd->add_option("--concurrency", o.concurrency,
                   "streams in flight at once across the plan (default 1)")
       ->check(CLI::Range(1, 1024));
+  cmd->add_option("--api", o.api,
+                  "without --config: the dialect MC_BASE_URL speaks (default: MC_API, else "
+                  "openai-chat): " +
+                      api::dialect_list());
   cmd->add_option("--format", o.format, "summary on stdout: table or json")
       ->check(CLI::IsMember({"table", "json"}));
   return cmd;
@@ -558,7 +589,9 @@ RunSetup plan_run(const RunOptions& o) {
   if (pos.runs && o.runs_flag && o.runs_flag->count() && pos.runs != o.runs)
     throw UsageError(
         fmt::format("the run count is given twice ({} and --runs {})", pos.runs, o.runs));
-  s.ex = o.config_path.empty() ? from_environment(pos) : from_config(o, pos);
+  if (!o.config_path.empty() && !o.api.empty())
+    throw UsageError("--api applies without --config; a config names each target's api:");
+  s.ex = o.config_path.empty() ? from_environment(o, pos) : from_config(o, pos);
   s.ex.runs = pos.runs ? pos.runs : o.runs;
   const std::vector<int> warmup = apply_overrides(o, s.ex);
   s.seed = seed_of(o);

@@ -23,6 +23,7 @@ struct RunOptions {
   std::string seed;             // shuffle seed; empty: random (printed)
   int concurrency = 1;
   std::string format = "table";  // table | json
+  std::string api;               // --api (without --config); empty: MC_API, else openai-chat
 
   // Set by add_run_command: whether the flag was given (defaults differ by mode).
   const CLI::Option* runs_flag = nullptr;

@@ -106,12 +106,30 @@ void emit_bounds(YAML::Emitter& out, const char* key, const std::vector<double>&
   out << YAML::EndSeq;
 }
 
+// The url as the dump shows it: a query value may be a key (?key=...), so
+// every value but api-version's is masked.
+std::string shown_url(const std::string& url) {
+  const auto q = url.find('?');
+  if (q == std::string::npos) return url;
+  std::string out = url.substr(0, q + 1);
+  std::string_view rest = std::string_view(url).substr(q + 1);
+  while (!rest.empty()) {
+    const auto amp = rest.find('&');
+    const std::string_view param = rest.substr(0, amp);
+    rest = amp == std::string_view::npos ? std::string_view{} : rest.substr(amp + 1);
+    const std::string_view name = param.substr(0, param.find('='));
+    if (out.back() != '?') out += '&';
+    out += name == "api-version" ? std::string(param) : std::string(name) + "=<secret>";
+  }
+  return out;
+}
+
 // What and whom a target asks: name, url, api, model, cadence, request shape.
 void emit_request(YAML::Emitter& out, const Target& t) {
   emit_key(out, "name");
   emit_string(out, t.name);
   emit_key(out, "url");
-  emit_string(out, t.url);
+  emit_string(out, shown_url(t.url));
   out << YAML::Key << "api" << YAML::Value << std::string(api::dialect_name(t.api));
   emit_key(out, "model");
   emit_string(out, t.model);

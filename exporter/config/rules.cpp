@@ -46,7 +46,7 @@ std::string shown(std::string_view url) {
 // Shared shape checks, in the order a reader fixes them; `schemes` lists the
 // accepted schemes.
 Checked check_url(std::string_view what, std::string_view url, const net::UrlParts& parts,
-                  std::initializer_list<std::string_view> schemes) {
+                  std::initializer_list<std::string_view> schemes, bool query_allowed) {
   if (url.empty()) return {{}, fmt::format("{} must not be empty", what)};
   if (parts.has_control_or_space)
     return {{}, fmt::format("{} must not contain spaces or control characters", what)};
@@ -58,11 +58,9 @@ Checked check_url(std::string_view what, std::string_view url, const net::UrlPar
     for (auto s : schemes) list += (list.empty() ? "" : " or ") + std::string(s) + "://";
     return {{}, fmt::format("{} must start with {}, got '{}'", what, list, shown(url))};
   }
-  if (parts.has_query_or_fragment) {
-    return {{},
-            fmt::format("{} must not contain a query or fragment (extra parameters go in body:)",
-                        what)};
-  }
+  if (parts.has_fragment) return {{}, fmt::format("{} must not contain a fragment", what)};
+  if (parts.has_query && !query_allowed)
+    return {{}, fmt::format("{} must not contain a query", what)};
   return {{}, authority_error(what, parts)};
 }
 
@@ -78,15 +76,17 @@ std::optional<std::string> check_name(std::string_view kind, std::string_view na
 
 Checked normalize_target_url(std::string_view url) {
   const net::UrlParts parts = net::split_url(url);
-  if (auto c = check_url("url", url, parts, {"http", "https"}); !c.ok()) return c;
+  // A query is kept and sent with every request (Azure OpenAI's ?api-version=).
+  if (auto c = check_url("url", url, parts, {"http", "https"}, true); !c.ok()) return c;
   std::string path = parts.path;
   while (!path.empty() && path.back() == '/') path.pop_back();
-  return {parts.scheme + "://" + parts.authority + path, {}};
+  const std::string query = parts.has_query && !parts.query.empty() ? "?" + parts.query : "";
+  return {parts.scheme + "://" + parts.authority + path + query, {}};
 }
 
 Checked normalize_proxy_url(std::string_view url) {
   const net::UrlParts parts = net::split_url(url);
-  if (auto c = check_url("proxy_url", url, parts, {"http"}); !c.ok()) {
+  if (auto c = check_url("proxy_url", url, parts, {"http"}, false); !c.ok()) {
     if (text::istarts_with(url, "https://")) {
       c.error = "proxy_url must start with http:// (TLS to the proxy itself is not supported)";
     }
@@ -106,15 +106,7 @@ std::optional<std::string> check_listen(std::string_view listen) {
 
 Parsed<api::Dialect> parse_api(std::string_view name) {
   if (auto d = api::parse_dialect(name)) return {*d, {}};
-  std::string supported;
-  for (api::Dialect d : api::kAllDialects)
-    supported += (supported.empty() ? "" : ", ") + std::string(api::dialect_name(d));
-  // The DESIGN's other dialects get a clearer message than "unknown".
-  if (name == "anthropic-messages" || name == "openai-responses" || name == "ollama-chat") {
-    return {{},
-            fmt::format("api {} is not supported by this build (supported: {})", name, supported)};
-  }
-  return {{}, fmt::format("unknown api '{}' (supported: {})", name, supported)};
+  return {{}, fmt::format("unknown api '{}' (supported: {})", name, api::dialect_list())};
 }
 
 std::optional<std::string> check_header_name(std::string_view name) {

@@ -335,9 +335,13 @@ void apply_target_key(const Reader& r, Target& t, const Fields::Entry& e,
 }
 
 // The auth header must not also be set by headers: (merged from defaults too).
+// A bearer token goes in the dialect's key header (api::key_header).
 void check_auth_header_unique(const Reader& r, const Target& t, const Item& auth_item) {
+  const std::string auth_header = t.auth.kind == Auth::Kind::bearer
+                                      ? std::string(api::key_header(t.api).name)
+                                      : t.auth.header_name;
   for (const auto& [name, value] : t.headers) {
-    if (text::iequals(name, t.auth.header_name)) {
+    if (text::iequals(name, auth_header)) {
       r.fail(auth_item.mark, fmt::format("header '{}' is set both by auth and by headers", name));
     }
   }

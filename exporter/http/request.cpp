@@ -9,6 +9,9 @@ namespace bhttp = boost::beast::http;
 RequestMessage build_request(const net::Url& url, bool via_proxy, const Request& request) {
   std::string target = url.path + request.path;
   if (target.empty()) target = "/";
+  // The target's own query (?api-version=...) goes with every request, after
+  // the dialect's (Gemini's ?alt=sse).
+  if (!url.query.empty()) target += (target.find('?') == std::string::npos ? "?" : "&") + url.query;
   if (via_proxy && !url.tls) target = "http://" + url.authority() + target;
   RequestMessage message{bhttp::verb::post, target, 11};
   message.set(bhttp::field::host, url.authority());

@@ -25,8 +25,11 @@
 #include <sstream>
 #include <stdexcept>
 #include <string_view>
+#include <variant>
 #include <vector>
 
+#include "api/adapter.hpp"
+#include "net/url.hpp"
 #include "util/text.hpp"
 
 namespace lse::metrics {
@@ -157,6 +160,8 @@ struct Series {
 struct TargetSeries {
   std::string model;
   Gauge* stall_threshold = nullptr;
+  Gauge* info = nullptr;  // llm_stream_target_info
+  Labels info_labels;
   std::map<std::string, std::unique_ptr<Series>, std::less<>> prompts;
 };
 
@@ -171,115 +176,174 @@ struct WantedTarget {
   std::string model;
   double stall_threshold = 0;
   std::vector<std::string> prompts;
+  Labels info;  // target, api, model, host
 };
+
+// The upstream host of a target URL ("api.openai.com", "127.0.0.1:8080"):
+// what a dashboard shows beside the target name.
+std::string upstream_host(const std::string& url) {
+  const auto u = net::parse_url(url);
+  if (!u) return "";
+  const bool default_port = u->port == (u->tls ? "443" : "80");
+  return default_port ? u->host : u->authority();
+}
 using WantedSeries = std::map<std::string, WantedTarget, std::less<>>;
 
 WantedSeries wanted_series(const config::Config& config) {
   WantedSeries wanted;
   for (const auto& t : config.targets) {
     if (wanted.count(t.name)) continue;
-    wanted.emplace(
-        t.name,
-        WantedTarget{t.model, std::chrono::duration<double>(t.stall_threshold).count(), t.prompts});
+    Labels info = {{"target", t.name},
+                   {"api", std::string(api::dialect_name(t.api))},
+                   {"model", t.model},
+                   {"host", upstream_host(t.url)}};
+    wanted.emplace(t.name,
+                   WantedTarget{t.model, std::chrono::duration<double>(t.stall_threshold).count(),
+                                t.prompts, std::move(info)});
   }
   return wanted;
 }
 
-Family<Histogram>& histogram_family(prometheus::Registry& r, const char* name, const char* help) {
-  return prometheus::BuildHistogram().Name(name).Help(help).Register(r);
-}
-Family<Counter>& counter_family(prometheus::Registry& r, const char* name, const char* help) {
-  return prometheus::BuildCounter().Name(name).Help(help).Register(r);
-}
-Family<Gauge>& gauge_family(prometheus::Registry& r, const char* name, const char* help) {
-  return prometheus::BuildGauge().Name(name).Help(help).Register(r);
-}
-
-// The clock of one stream, per (target, prompt).
-struct HistogramFamilies {
-  Family<Histogram>& ttft;
-  Family<Histogram>& gap;
-  Family<Histogram>& gap_p95;
-  Family<Histogram>& max_gap;
-  Family<Histogram>& tail;
-  Family<Histogram>& duration;
-  Family<Histogram>& phase;
-  Family<Histogram>& tokens_per_second;
-
-  explicit HistogramFamilies(prometheus::Registry& r)
-      : ttft(histogram_family(r, "llm_stream_time_to_first_token_seconds",
-                              "Time from probe start to the first content chunk.")),
-        gap(histogram_family(r, "llm_stream_inter_chunk_gap_seconds",
-                             "Every gap between consecutive content chunks of a stream.")),
-        gap_p95(histogram_family(r, "llm_stream_probe_gap_p95_seconds",
-                                 "One observation per probe: that stream's inter-chunk gap p95.")),
-        max_gap(
-            histogram_family(r, "llm_stream_probe_max_gap_seconds",
-                             "One observation per probe: that stream's largest inter-chunk gap.")),
-        tail(histogram_family(r, "llm_stream_tail_seconds",
-                              "Time from the last content chunk to the end of the stream.")),
-        duration(histogram_family(r, "llm_stream_duration_seconds",
-                                  "Time from probe start to the end of the stream.")),
-        phase(histogram_family(r, "llm_stream_phase_seconds",
-                               "Phases of time to first token: resolve, connect, tls, request, "
-                               "headers, first_token.")),
-        tokens_per_second(
-            histogram_family(r, "llm_stream_output_tokens_per_second",
-                             "Completion tokens divided by the time between the first "
-                             "and last content chunk, when usage is known.")) {}
+// Every family of DESIGN §3, in one table: its type, name and help. `F`
+// names a row; FamilySet holds the registered families in the same order.
+enum class F : std::size_t {
+  // the clock of one stream, per (target, prompt)
+  ttft,
+  gap,
+  gap_p95,
+  max_gap,
+  tail,
+  duration,
+  phase,
+  tokens_per_second,
+  // what happened to the probes, per (target, prompt)
+  probes,
+  failures,
+  stalls,
+  stall_seconds,
+  stalled_probes,
+  chunks,
+  output_tokens,
+  input_tokens,
+  finish_reasons,
+  warmup,
+  // the last probe and the diagnosis per series; per target
+  last_success,
+  last_timestamp,
+  diagnosis,
+  stall_threshold,
+  target_info,
+  // the exporter itself: one series each, created at startup
+  reload_ok,
+  reload_timestamp,
+  row_write_errors,
+  build_info,
 };
 
-// What happened to the probes, per (target, prompt).
-struct CounterFamilies {
-  Family<Counter>& probes;
-  Family<Counter>& failures;
-  Family<Counter>& stalls;
-  Family<Counter>& stall_seconds;
-  Family<Counter>& stalled_probes;
-  Family<Counter>& chunks;
-  Family<Counter>& output_tokens;
-  Family<Counter>& input_tokens;
-  Family<Counter>& finish_reasons;
-  Family<Counter>& warmup;
+enum class Type { histogram, counter, gauge };
 
-  explicit CounterFamilies(prometheus::Registry& r)
-      : probes(counter_family(r, "llm_stream_probes_total", "Probes completed, by result.")),
-        failures(counter_family(r, "llm_stream_probe_failures_total", "Failed probes, by reason.")),
-        stalls(counter_family(r, "llm_stream_stalls_total",
-                              "Inter-chunk gaps at or above the target's stall threshold.")),
-        stall_seconds(
-            counter_family(r, "llm_stream_stall_seconds_total", "Sum of stalled gaps in seconds.")),
-        stalled_probes(counter_family(r, "llm_stream_stalled_probes_total",
-                                      "Probes with at least one stall.")),
-        chunks(counter_family(r, "llm_stream_chunks_total", "Content chunks received.")),
-        output_tokens(counter_family(r, "llm_stream_output_tokens_total",
-                                     "Completion tokens reported by the server's usage.")),
-        input_tokens(counter_family(r, "llm_stream_input_tokens_total",
-                                    "Prompt tokens reported by the server's usage.")),
-        finish_reasons(counter_family(r, "llm_stream_finish_reasons_total",
-                                      "Streams by the finish reason the server reported.")),
-        warmup(counter_family(r, "llm_stream_warmup_probes_total", "Probes discarded as warmup.")) {
-  }
+struct FamilySpec {
+  F id;
+  Type type;
+  const char* name;
+  const char* help;
 };
 
-// The last probe and the diagnosis per series, the threshold per target.
-struct GaugeFamilies {
-  Family<Gauge>& last_success;
-  Family<Gauge>& last_timestamp;
-  Family<Gauge>& stall_threshold;
-  Family<Gauge>& diagnosis;
+constexpr FamilySpec kFamilies[] = {
+    {F::ttft, Type::histogram, "llm_stream_time_to_first_token_seconds",
+     "Time from probe start to the first content chunk."},
+    {F::gap, Type::histogram, "llm_stream_inter_chunk_gap_seconds",
+     "Every gap between consecutive content chunks of a stream."},
+    {F::gap_p95, Type::histogram, "llm_stream_probe_gap_p95_seconds",
+     "One observation per probe: that stream's inter-chunk gap p95."},
+    {F::max_gap, Type::histogram, "llm_stream_probe_max_gap_seconds",
+     "One observation per probe: that stream's largest inter-chunk gap."},
+    {F::tail, Type::histogram, "llm_stream_tail_seconds",
+     "Time from the last content chunk to the end of the stream."},
+    {F::duration, Type::histogram, "llm_stream_duration_seconds",
+     "Time from probe start to the end of the stream."},
+    {F::phase, Type::histogram, "llm_stream_phase_seconds",
+     "Phases of time to first token: resolve, connect, tls, request, headers, first_token."},
+    {F::tokens_per_second, Type::histogram, "llm_stream_output_tokens_per_second",
+     "Completion tokens divided by the time between the first and last content chunk, when "
+     "usage is known."},
+    {F::probes, Type::counter, "llm_stream_probes_total", "Probes completed, by result."},
+    {F::failures, Type::counter, "llm_stream_probe_failures_total", "Failed probes, by reason."},
+    {F::stalls, Type::counter, "llm_stream_stalls_total",
+     "Inter-chunk gaps at or above the target's stall threshold."},
+    {F::stall_seconds, Type::counter, "llm_stream_stall_seconds_total",
+     "Sum of stalled gaps in seconds."},
+    {F::stalled_probes, Type::counter, "llm_stream_stalled_probes_total",
+     "Probes with at least one stall."},
+    {F::chunks, Type::counter, "llm_stream_chunks_total", "Content chunks received."},
+    {F::output_tokens, Type::counter, "llm_stream_output_tokens_total",
+     "Completion tokens reported by the server's usage."},
+    {F::input_tokens, Type::counter, "llm_stream_input_tokens_total",
+     "Prompt tokens reported by the server's usage."},
+    {F::finish_reasons, Type::counter, "llm_stream_finish_reasons_total",
+     "Streams by the finish reason the server reported."},
+    {F::warmup, Type::counter, "llm_stream_warmup_probes_total", "Probes discarded as warmup."},
+    {F::last_success, Type::gauge, "llm_stream_last_probe_success",
+     "Whether the last completed probe succeeded (1) or failed (0)."},
+    {F::last_timestamp, Type::gauge, "llm_stream_last_probe_timestamp_seconds",
+     "Unix time the last completed probe ended."},
+    {F::diagnosis, Type::gauge, "llm_stream_diagnosis",
+     "Diagnosis verdict per shape (queue, transport, long_answer, shared_capacity): 1 when the "
+     "shape holds for the recent window."},
+    {F::stall_threshold, Type::gauge, "llm_stream_stall_threshold_seconds",
+     "Configured stall threshold of the target."},
+    {F::target_info, Type::gauge, "llm_stream_target_info",
+     "Which API dialect, model and upstream host a target speaks to; the value is always 1."},
+    {F::reload_ok, Type::gauge, "llm_stream_exporter_config_last_reload_successful",
+     "Whether the last configuration reload attempt succeeded."},
+    {F::reload_timestamp, Type::gauge,
+     "llm_stream_exporter_config_last_reload_success_timestamp_seconds",
+     "Unix time of the last successful configuration reload."},
+    {F::row_write_errors, Type::counter, "llm_stream_row_write_errors_total",
+     "Failed rows-file operations (write, open, rotate); the rows they concerned are missing "
+     "from the file."},
+    {F::build_info, Type::gauge, "llm_stream_exporter_build_info",
+     "Exporter version and revision; the value is always 1."},
+};
 
-  explicit GaugeFamilies(prometheus::Registry& r)
-      : last_success(gauge_family(r, "llm_stream_last_probe_success",
-                                  "Whether the last completed probe succeeded (1) or failed (0).")),
-        last_timestamp(gauge_family(r, "llm_stream_last_probe_timestamp_seconds",
-                                    "Unix time the last completed probe ended.")),
-        stall_threshold(gauge_family(r, "llm_stream_stall_threshold_seconds",
-                                     "Configured stall threshold of the target.")),
-        diagnosis(gauge_family(r, "llm_stream_diagnosis",
-                               "Diagnosis verdict per shape (queue, transport, long_answer, "
-                               "shared_capacity): 1 when the shape holds for the recent window.")) {
+constexpr bool rows_in_id_order() {
+  for (std::size_t i = 0; i < std::size(kFamilies); ++i)
+    if (static_cast<std::size_t>(kFamilies[i].id) != i) return false;
+  return true;
+}
+static_assert(rows_in_id_order(), "kFamilies rows must follow the order of F");
+static_assert(std::size(kFamilies) == static_cast<std::size_t>(F::build_info) + 1);
+
+// The registered families of kFamilies; typed access by row.
+class FamilySet {
+ public:
+  explicit FamilySet(prometheus::Registry& r) {
+    for (const FamilySpec& spec : kFamilies) {
+      switch (spec.type) {
+        case Type::histogram:
+          all_.emplace_back(
+              &prometheus::BuildHistogram().Name(spec.name).Help(spec.help).Register(r));
+          break;
+        case Type::counter:
+          all_.emplace_back(
+              &prometheus::BuildCounter().Name(spec.name).Help(spec.help).Register(r));
+          break;
+        case Type::gauge:
+          all_.emplace_back(&prometheus::BuildGauge().Name(spec.name).Help(spec.help).Register(r));
+          break;
+      }
+    }
   }
+  Family<Histogram>& histogram(F f) const { return get<Histogram>(f); }
+  Family<Counter>& counter(F f) const { return get<Counter>(f); }
+  Family<Gauge>& gauge(F f) const { return get<Gauge>(f); }
+
+ private:
+  template <class M>
+  Family<M>& get(F f) const {
+    return *std::get<Family<M>*>(all_[static_cast<std::size_t>(f)]);
+  }
+  std::vector<std::variant<Family<Histogram>*, Family<Counter>*, Family<Gauge>*>> all_;
 };
 
 // The exporter itself: one unlabelled series each, created at startup.
@@ -288,20 +352,11 @@ struct ExporterSeries {
   Gauge& reload_timestamp;
   Counter& row_write_errors;
 
-  ExporterSeries(prometheus::Registry& r, const BuildInfo& build)
-      : reload_ok(gauge_family(r, "llm_stream_exporter_config_last_reload_successful",
-                               "Whether the last configuration reload attempt succeeded.")
-                      .Add({})),
-        reload_timestamp(
-            gauge_family(r, "llm_stream_exporter_config_last_reload_success_timestamp_seconds",
-                         "Unix time of the last successful configuration reload.")
-                .Add({})),
-        row_write_errors(counter_family(r, "llm_stream_row_write_errors_total",
-                                        "Failed rows-file operations (write, open, rotate); "
-                                        "the rows they concerned are missing from the file.")
-                             .Add({})) {
-    gauge_family(r, "llm_stream_exporter_build_info",
-                 "Exporter version and revision; the value is always 1.")
+  ExporterSeries(const FamilySet& families, const BuildInfo& build)
+      : reload_ok(families.gauge(F::reload_ok).Add({})),
+        reload_timestamp(families.gauge(F::reload_timestamp).Add({})),
+        row_write_errors(families.counter(F::row_write_errors).Add({})) {
+    families.gauge(F::build_info)
         .Add({{"version", build.version}, {"revision", build.revision}})
         .Set(1);
   }
@@ -311,9 +366,7 @@ struct ExporterSeries {
 
 struct Metrics::Impl {
   std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
-  HistogramFamilies hist{*registry};
-  CounterFamilies count{*registry};
-  GaugeFamilies gauge{*registry};
+  FamilySet families{*registry};
   ExporterSeries exporter;
 
   mutable std::shared_mutex mutex;
@@ -324,7 +377,7 @@ struct Metrics::Impl {
   std::map<std::string, TargetSeries, std::less<>> targets;
   config::Buckets buckets;  // what the existing histograms were built with
 
-  explicit Impl(const BuildInfo& build) : exporter(*registry, build) {}
+  explicit Impl(const BuildInfo& build) : exporter(families, build) {}
 
   // --- histograms, per bucket kind -------------------------------------------
 
@@ -332,20 +385,22 @@ struct Metrics::Impl {
     const auto& bounds = buckets_of(b, kind);
     switch (kind) {
       case BucketKind::gap:
-        s.gap = &hist.gap.Add(s.labels, bounds);
-        s.gap_p95 = &hist.gap_p95.Add(s.labels, bounds);
-        s.max_gap = &hist.max_gap.Add(s.labels, bounds);
+        s.gap = &families.histogram(F::gap).Add(s.labels, bounds);
+        s.gap_p95 = &families.histogram(F::gap_p95).Add(s.labels, bounds);
+        s.max_gap = &families.histogram(F::max_gap).Add(s.labels, bounds);
         break;
-      case BucketKind::ttft: s.ttft = &hist.ttft.Add(s.labels, bounds); break;
-      case BucketKind::duration: s.duration = &hist.duration.Add(s.labels, bounds); break;
-      case BucketKind::tail: s.tail = &hist.tail.Add(s.labels, bounds); break;
+      case BucketKind::ttft: s.ttft = &families.histogram(F::ttft).Add(s.labels, bounds); break;
+      case BucketKind::duration:
+        s.duration = &families.histogram(F::duration).Add(s.labels, bounds);
+        break;
+      case BucketKind::tail: s.tail = &families.histogram(F::tail).Add(s.labels, bounds); break;
       case BucketKind::phase:
         for (std::size_t i = 0; i < probe::kAllPhases.size(); ++i)
-          s.phase[i] = &hist.phase.Add(
+          s.phase[i] = &families.histogram(F::phase).Add(
               with(s.labels, "phase", probe::to_string(probe::kAllPhases[i])), bounds);
         break;
       case BucketKind::tokens_per_second:
-        s.tokens_per_second = &hist.tokens_per_second.Add(s.labels, bounds);
+        s.tokens_per_second = &families.histogram(F::tokens_per_second).Add(s.labels, bounds);
         break;
     }
   }
@@ -357,17 +412,19 @@ struct Metrics::Impl {
     };
     switch (kind) {
       case BucketKind::gap:
-        drop(hist.gap, s.gap);
-        drop(hist.gap_p95, s.gap_p95);
-        drop(hist.max_gap, s.max_gap);
+        drop(families.histogram(F::gap), s.gap);
+        drop(families.histogram(F::gap_p95), s.gap_p95);
+        drop(families.histogram(F::max_gap), s.max_gap);
         break;
-      case BucketKind::ttft: drop(hist.ttft, s.ttft); break;
-      case BucketKind::duration: drop(hist.duration, s.duration); break;
-      case BucketKind::tail: drop(hist.tail, s.tail); break;
+      case BucketKind::ttft: drop(families.histogram(F::ttft), s.ttft); break;
+      case BucketKind::duration: drop(families.histogram(F::duration), s.duration); break;
+      case BucketKind::tail: drop(families.histogram(F::tail), s.tail); break;
       case BucketKind::phase:
-        for (auto& h : s.phase) drop(hist.phase, h);
+        for (auto& h : s.phase) drop(families.histogram(F::phase), h);
         break;
-      case BucketKind::tokens_per_second: drop(hist.tokens_per_second, s.tokens_per_second); break;
+      case BucketKind::tokens_per_second:
+        drop(families.histogram(F::tokens_per_second), s.tokens_per_second);
+        break;
     }
   }
 
@@ -378,50 +435,54 @@ struct Metrics::Impl {
     auto s = std::make_unique<Series>();
     s->labels = {{"target", target}, {"model", model}, {"prompt", prompt}};
     for (BucketKind kind : kBucketKinds) add_histograms(*s, kind, b);
-    s->success = &count.probes.Add(with(s->labels, "result", "success"));
-    s->failure = &count.probes.Add(with(s->labels, "result", "failure"));
+    s->success = &families.counter(F::probes).Add(with(s->labels, "result", "success"));
+    s->failure = &families.counter(F::probes).Add(with(s->labels, "result", "failure"));
     for (std::size_t i = 0; i < probe::kAllFailureReasons.size(); ++i)
-      s->failures[i] = &count.failures.Add(
-          with(s->labels, "reason", probe::to_string(probe::kAllFailureReasons[i])));
-    s->stalls = &count.stalls.Add(s->labels);
-    s->stall_seconds = &count.stall_seconds.Add(s->labels);
-    s->stalled_probes = &count.stalled_probes.Add(s->labels);
-    s->chunks = &count.chunks.Add(s->labels);
-    s->output_tokens = &count.output_tokens.Add(s->labels);
-    s->input_tokens = &count.input_tokens.Add(s->labels);
-    s->warmup = &count.warmup.Add(s->labels);
-    s->last_success = &gauge.last_success.Add(s->labels);
-    s->last_timestamp = &gauge.last_timestamp.Add(s->labels);
+      s->failures[i] =
+          &families.counter(F::failures)
+               .Add(with(s->labels, "reason", probe::to_string(probe::kAllFailureReasons[i])));
+    s->stalls = &families.counter(F::stalls).Add(s->labels);
+    s->stall_seconds = &families.counter(F::stall_seconds).Add(s->labels);
+    s->stalled_probes = &families.counter(F::stalled_probes).Add(s->labels);
+    s->chunks = &families.counter(F::chunks).Add(s->labels);
+    s->output_tokens = &families.counter(F::output_tokens).Add(s->labels);
+    s->input_tokens = &families.counter(F::input_tokens).Add(s->labels);
+    s->warmup = &families.counter(F::warmup).Add(s->labels);
+    s->last_success = &families.gauge(F::last_success).Add(s->labels);
+    s->last_timestamp = &families.gauge(F::last_timestamp).Add(s->labels);
     for (std::size_t i = 0; i < kShapeCount; ++i)
       s->diagnosis[i] =
-          &gauge.diagnosis.Add(with(s->labels, "shape", report::to_string(report::kAllShapes[i])));
+          &families.gauge(F::diagnosis)
+               .Add(with(s->labels, "shape", report::to_string(report::kAllShapes[i])));
     return s;
   }
 
   void remove_series(Series& s) {
     for (BucketKind kind : kBucketKinds) remove_histograms(s, kind);
-    count.probes.Remove(s.success);
-    count.probes.Remove(s.failure);
-    for (Counter* c : s.failures) count.failures.Remove(c);
-    count.stalls.Remove(s.stalls);
-    count.stall_seconds.Remove(s.stall_seconds);
-    count.stalled_probes.Remove(s.stalled_probes);
-    count.chunks.Remove(s.chunks);
-    count.output_tokens.Remove(s.output_tokens);
-    count.input_tokens.Remove(s.input_tokens);
-    count.warmup.Remove(s.warmup);
+    families.counter(F::probes).Remove(s.success);
+    families.counter(F::probes).Remove(s.failure);
+    for (Counter* c : s.failures) families.counter(F::failures).Remove(c);
+    families.counter(F::stalls).Remove(s.stalls);
+    families.counter(F::stall_seconds).Remove(s.stall_seconds);
+    families.counter(F::stalled_probes).Remove(s.stalled_probes);
+    families.counter(F::chunks).Remove(s.chunks);
+    families.counter(F::output_tokens).Remove(s.output_tokens);
+    families.counter(F::input_tokens).Remove(s.input_tokens);
+    families.counter(F::warmup).Remove(s.warmup);
     for (auto& f : s.finish)
-      if (Counter* c = f.load()) count.finish_reasons.Remove(c);
-    gauge.last_success.Remove(s.last_success);
-    gauge.last_timestamp.Remove(s.last_timestamp);
-    for (Gauge* g : s.diagnosis) gauge.diagnosis.Remove(g);
+      if (Counter* c = f.load()) families.counter(F::finish_reasons).Remove(c);
+    families.gauge(F::last_success).Remove(s.last_success);
+    families.gauge(F::last_timestamp).Remove(s.last_timestamp);
+    for (Gauge* g : s.diagnosis) families.gauge(F::diagnosis).Remove(g);
   }
 
   void remove_target(TargetSeries& t) {
     for (auto& [name, s] : t.prompts) remove_series(*s);
     t.prompts.clear();
-    if (t.stall_threshold) gauge.stall_threshold.Remove(t.stall_threshold);
+    if (t.stall_threshold) families.gauge(F::stall_threshold).Remove(t.stall_threshold);
     t.stall_threshold = nullptr;
+    if (t.info) families.gauge(F::target_info).Remove(t.info);
+    t.info = nullptr;
   }
 
   // Caller holds the shared lock; nullptr when the combination is not
@@ -488,9 +549,20 @@ struct Metrics::Impl {
         if (t.prompts.count(prompt)) continue;
         t.prompts.emplace(prompt, create_series(name, w.model, prompt, b));
       }
-      if (!t.stall_threshold) t.stall_threshold = &gauge.stall_threshold.Add({{"target", name}});
+      if (!t.stall_threshold)
+        t.stall_threshold = &families.gauge(F::stall_threshold).Add({{"target", name}});
       t.stall_threshold->Set(w.stall_threshold);
+      set_info(t, w.info);
     }
+  }
+
+  // The info series changes its labels when the target's API or URL does.
+  void set_info(TargetSeries& t, const Labels& labels) {
+    if (t.info && t.info_labels == labels) return;
+    if (t.info) families.gauge(F::target_info).Remove(t.info);
+    t.info = &families.gauge(F::target_info).Add(labels);
+    t.info->Set(1);
+    t.info_labels = labels;
   }
 
   std::shared_lock<std::shared_mutex> read_lock() const {
@@ -506,7 +578,7 @@ struct Metrics::Impl {
     std::size_t i = finish_reason_index(reason);
     Counter* c = s.finish[i].load(std::memory_order_acquire);
     if (!c) {
-      c = &count.finish_reasons.Add(with(s.labels, "reason", kFinishReasons[i]));
+      c = &families.counter(F::finish_reasons).Add(with(s.labels, "reason", kFinishReasons[i]));
       s.finish[i].store(c, std::memory_order_release);
     }
     return *c;

@@ -63,8 +63,7 @@ bool Decoder::has_partial_line() const {
 
 void Decoder::reset() {
   line_.clear();
-  bom_.reset();
-  status_ = Status::ok;
+  reset_framing();
 }
 
 }  // namespace lse::ndjson

@@ -9,31 +9,28 @@
 #include <string>
 #include <string_view>
 
-#include "util/leading_bom.hpp"
+#include "util/framing_decoder.hpp"
 
 namespace lse::ndjson {
 
 enum class Status { ok, line_too_large };
 
-class Decoder {
+class Decoder : public FramingDecoder<Decoder, Status> {
  public:
   // max_line_bytes bounds one line, terminator (LF or CRLF) not counted. It is
   // also all the decoder ever buffers (plus one byte for a CR that may be the
   // first half of a CRLF), so a server that never sends LF cannot grow us.
   explicit Decoder(std::size_t max_line_bytes = 1 << 20);
 
-  // Feeds bytes. Calls sink(std::string_view line) for every complete line they
-  // finish, in order, with the terminator stripped; the view is valid only
-  // during the call. Lines end at LF; a CR right before the LF is stripped. A
-  // lone CR is NOT a line end (unlike SSE): NDJSON ends records with LF only,
-  // and inside a JSON text a raw CR can only be whitespace, so it stays in the
-  // line. Blank lines (empty or only space/tab/CR) are skipped: JSON Lines
+  // feed(bytes, sink) (FramingDecoder) calls sink(std::string_view line) for every complete line
+  // they finish, in order, with the terminator stripped; the view is valid only during the call.
+  // Lines end at LF; a CR right before the LF is stripped. A lone CR is NOT a line end (unlike
+  // SSE): NDJSON ends records with LF only, and inside a JSON text a raw CR can only be whitespace,
+  // so it stays in the line. Blank lines (empty or only space/tab/CR) are skipped: JSON Lines
   // readers ignore them and they carry no event. A UTF-8 BOM at the very start
   // of the stream is skipped. Once a line exceeds the limit, returns
   // Status::line_too_large and stays in that state (the line was cut, so what
   // follows cannot be trusted); later feeds deliver nothing.
-  template <class Sink>
-  Status feed(std::string_view bytes, Sink&& sink);
 
   // End of stream. Ollama terminates every line, but other servers may not
   // terminate the last one, so this delivers a pending unterminated non-blank
@@ -49,11 +46,11 @@ class Decoder {
   // stopped inside a line).
   bool has_partial_line() const;
 
-  Status status() const { return status_; }
   // Back to the start of a new stream (buffer capacity is kept).
   void reset();
 
  private:
+  friend FramingDecoder<Decoder, Status>;
   // Feeds bytes that are past the BOM check (the scanner proper).
   template <class Sink>
   void scan(std::string_view bytes, Sink& sink);
@@ -75,8 +72,6 @@ class Decoder {
 
   std::size_t max_line_bytes_;
   std::string line_;  // bytes of the current line when it spans feeds
-  LeadingBom bom_;
-  Status status_ = Status::ok;
 };
 
 }  // namespace lse::ndjson

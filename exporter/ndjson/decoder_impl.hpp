@@ -1,5 +1,5 @@
 // Template part of the NDJSON decoder (ndjson/decoder.hpp): the byte scanner
-// behind Decoder::feed and Decoder::finish. Line ends are found with memchr,
+// behind feed (FramingDecoder) and Decoder::finish. Line ends are found with memchr,
 // and a line that lies wholly in the fed bytes is handed out in place; only a
 // line split across feeds is copied into line_. Included at the bottom of
 // decoder.hpp; do not include directly.
@@ -22,12 +22,6 @@ inline bool is_blank(std::string_view line) {
 }
 
 }  // namespace detail
-
-template <class Sink>
-Status Decoder::feed(std::string_view bytes, Sink&& sink) {
-  bom_.feed(bytes, [&](std::string_view b) { scan(b, sink); });
-  return status_;
-}
 
 template <class Sink>
 void Decoder::finish(Sink&& sink) {

@@ -50,7 +50,12 @@ UrlParts split_url(std::string_view s) {
   if (sep != std::string_view::npos) parts.scheme = text::to_lower(s.substr(0, sep));
   const std::string_view after = sep == std::string_view::npos ? s : s.substr(sep + 3);
   const auto end_of_path = after.find_first_of("?#");
-  parts.has_query_or_fragment = end_of_path != std::string_view::npos;
+  const auto hash = after.find('#');
+  parts.has_fragment = hash != std::string_view::npos;
+  if (end_of_path != std::string_view::npos && after[end_of_path] == '?') {
+    parts.has_query = true;
+    parts.query = std::string(after.substr(end_of_path + 1, hash - end_of_path - 1));
+  }
   std::string_view authority = after.substr(0, after.find_first_of("/?#"));
   parts.path = std::string(after.substr(authority.size(), end_of_path - authority.size()));
   if (const auto at = authority.rfind('@'); at != std::string_view::npos) {
@@ -86,6 +91,7 @@ std::optional<Url> parse_url(std::string_view s) {
   u.port = parts.port.empty() ? (u.tls ? "443" : "80") : std::move(parts.port);
   while (!parts.path.empty() && parts.path.back() == '/') parts.path.pop_back();
   u.path = std::move(parts.path);
+  u.query = std::move(parts.query);
   return u;
 }
 

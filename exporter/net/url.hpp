@@ -29,7 +29,9 @@ struct UrlParts {
   std::string path;       // from the first '/' up to '?' or '#'; may be empty
   bool has_port = false;
   bool has_userinfo = false;  // "user:password@" (a secret: never echo it)
-  bool has_query_or_fragment = false;
+  std::string query;          // after '?' up to '#', without the '?'; may be empty
+  bool has_query = false;
+  bool has_fragment = false;
   bool has_control_or_space = false;  // bytes <= 0x20 or 0x7f anywhere
   AuthorityIssue issue = AuthorityIssue::none;
   std::string offending;  // the text `issue` is about (host, port, or what follows ']')
@@ -39,17 +41,19 @@ UrlParts split_url(std::string_view s);
 
 struct Url {
   bool tls = false;
-  std::string host;  // without brackets for IPv6 literals
-  std::string port;  // always set (default 80/443)
-  std::string path;  // base path without trailing '/', may be empty
+  std::string host;   // without brackets for IPv6 literals
+  std::string port;   // always set (default 80/443)
+  std::string path;   // base path without trailing '/', may be empty
+  std::string query;  // without '?', e.g. "api-version=2024-06-01"; sent with every request
 
   // "host:port" for Host headers and CONNECT (brackets for IPv6).
   std::string authority() const;
-  // The URL with any userinfo dropped, for logs and the landing page.
+  // The URL with userinfo and query dropped (a query can carry a key), for
+  // logs and the landing page.
   std::string redacted() const;
 };
 
-// An http(s) URL for a request: userinfo, query and fragment are dropped,
+// An http(s) URL for a request: userinfo and fragment are dropped, the query is kept,
 // the port defaults to 80/443, trailing '/' of the path are removed. Nullopt
 // for another scheme, spaces or control characters, or a bad host or port.
 std::optional<Url> parse_url(std::string_view s);

@@ -42,10 +42,32 @@ http::ClientOptions client_options(const config::Target& t) {
   return o;
 }
 
+std::string_view stream_media_type(api::Framing framing) {
+  return framing == api::Framing::ndjson ? "application/x-ndjson" : "text/event-stream";
+}
+
+bool is_stream_content_type(api::Framing framing, std::string_view content_type) {
+  if (framing == api::Framing::sse) return text::istarts_with(content_type, "text/event-stream");
+  // Ollama sends application/x-ndjson; the other names of JSON Lines are
+  // accepted too (proxies and gateways rename it).
+  for (std::string_view type : {"application/x-ndjson", "application/ndjson", "application/jsonl",
+                                "application/x-jsonlines"})
+    if (text::istarts_with(content_type, type)) return true;
+  return false;
+}
+
+// The server's own timings as the row keeps them (-1 = not reported).
+ServerTimings server_timings(const api::ServerTimings& s) {
+  auto known = [](double v) { return v >= 0 ? std::optional<double>(v) : std::nullopt; };
+  return {known(s.load_seconds), known(s.prompt_eval_seconds), known(s.eval_seconds)};
+}
+
 }  // namespace
 
 std::vector<std::pair<std::string, std::string>> request_headers(const config::Target& t,
-                                                                 const std::string& user_agent) {
+                                                                 const std::string& user_agent,
+                                                                 api::Framing framing) {
+  const std::string accept(stream_media_type(framing));
   std::vector<std::pair<std::string, std::string>> h;
   const bool browser = t.client == config::ClientStyle::browser;
   if (browser) {
@@ -53,13 +75,13 @@ std::vector<std::pair<std::string, std::string>> request_headers(const config::T
     h.emplace_back("User-Agent",
                    "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "
                    "Chrome/131.0.0.0 Safari/537.36");
-    h.emplace_back("Accept", "text/event-stream");
+    h.emplace_back("Accept", accept);
     h.emplace_back("Accept-Language", "en-US,en;q=0.9");
     h.emplace_back("Accept-Encoding", "gzip, deflate, br");
     h.emplace_back("Sec-Fetch-Mode", "cors");
   } else {
     h.emplace_back("User-Agent", user_agent);
-    h.emplace_back("Accept", "text/event-stream");
+    h.emplace_back("Accept", accept);
   }
   if (!browser || !t.accept_encoding.empty()) {
     std::string enc;
@@ -74,9 +96,11 @@ std::vector<std::pair<std::string, std::string>> request_headers(const config::T
   }
   switch (t.auth.kind) {
     case config::Auth::Kind::none: break;
-    case config::Auth::Kind::bearer:
-      h.emplace_back("Authorization", "Bearer " + t.auth.secret.value);
+    case config::Auth::Kind::bearer: {
+      const api::KeyHeader key = api::key_header(t.api);
+      h.emplace_back(std::string(key.name), std::string(key.value_prefix) + t.auth.secret.value);
       break;
+    }
     case config::Auth::Kind::header: h.emplace_back(t.auth.header_name, t.auth.secret.value); break;
   }
   for (const auto& kv : t.headers) h.push_back(kv);
@@ -91,6 +115,7 @@ Prober::Prober(boost::asio::io_context& io, const config::Target& target, std::s
       client_(io, client_options(target)),
       include_usage_(target.include_usage) {
   adapter_ = api::make_adapter(target.api, target.count);
+  if (!adapter_) throw std::runtime_error("target " + target.name + ": unknown api");
 }
 
 Prober::~Prober() = default;
@@ -115,7 +140,10 @@ struct Prober::Attempt {
   ProbeResult& r;
   Timeline& t;
   Deadlines deadlines;
-  sse::Decoder decoder;
+  api::Framing framing;
+  sse::Decoder decoder;   // framing sse
+  ndjson::Decoder lines;  // framing ndjson: each line becomes line_event.data
+  sse::Event line_event;
   Ending ending;
   std::string detail;   // for the failure the ending names
   TimePoint arrival{};  // of the latest read
@@ -151,9 +179,16 @@ http::Request Prober::build_request(const config::Prompt& prompt) const {
   spec.include_usage = include_usage_;
   spec.extra_body = target_.body;
   http::Request req;
-  req.path = std::string(adapter_->path());
+  req.path = adapter_->request_path(spec);
   req.body = adapter_->build_body(spec);
-  req.headers = request_headers(target_, user_agent_);
+  req.headers = request_headers(target_, user_agent_, adapter_->framing());
+  // The dialect's fixed headers (anthropic-version), unless headers: sets them.
+  for (auto& [name, value] : adapter_->extra_headers()) {
+    const bool overridden =
+        std::any_of(req.headers.begin(), req.headers.end(),
+                    [&](const auto& kv) { return text::iequals(kv.first, name); });
+    if (!overridden) req.headers.emplace_back(std::move(name), std::move(value));
+  }
   return req;
 }
 
@@ -167,7 +202,10 @@ boost::asio::awaitable<bool> Prober::attempt(const config::Prompt& prompt, Probe
             t,
             Deadlines::from_start(t.start, target_.timeout.first_token, target_.timeout.idle,
                                   target_.timeout.total),
+            adapter_->framing(),
             sse::Decoder(target_.max_event_bytes),
+            ndjson::Decoder(target_.max_event_bytes),
+            sse::Event{},
             Ending{},
             std::string{}};
   const bool retry = co_await exchange(request, a);
@@ -181,7 +219,7 @@ boost::asio::awaitable<bool> Prober::exchange(const http::Request& request, Atte
   if (!co_await start(request, a)) co_return false;
   const int status = a.ending.http_status;
   if (status < 200 || status > 299) co_return co_await read_error_body(a);
-  if (!a.ending.event_stream) {
+  if (!a.ending.stream_content_type) {
     client_.finish(false);
     co_return false;
   }
@@ -207,8 +245,8 @@ boost::asio::awaitable<bool> Prober::start(const http::Request& request, Attempt
   }
   const http::Response& response = started.response.value();
   a.r.http_status = a.ending.http_status = response.status;
-  a.ending.event_stream = text::istarts_with(response.content_type, "text/event-stream");
-  if (!a.ending.event_stream)
+  a.ending.stream_content_type = is_stream_content_type(a.framing, response.content_type);
+  if (!a.ending.stream_content_type)
     a.detail = "unexpected content-type '" + response.content_type.substr(0, 64) + "'";
   co_return true;
 }
@@ -250,15 +288,37 @@ boost::asio::awaitable<void> Prober::stream(Attempt& a) {
     a.arrival = chunk->arrival;
     a.body_done = chunk->body_done;
     if (!chunk->bytes.empty()) feed(chunk->bytes, a);
+    if (a.body_done) end_of_body(a);
   }
 }
 
 void Prober::feed(std::string_view bytes, Attempt& a) {
-  const auto status = a.decoder.feed(bytes, [&](const sse::Event& ev) { take(ev, a); });
-  if (status == sse::Status::event_too_large && !a.stream_over()) {
+  bool too_large = false;
+  if (a.framing == api::Framing::ndjson) {
+    too_large = a.lines.feed(bytes, [&](std::string_view line) { take_line(line, a); }) ==
+                ndjson::Status::line_too_large;
+  } else {
+    too_large = a.decoder.feed(bytes, [&](const sse::Event& ev) { take(ev, a); }) ==
+                sse::Status::event_too_large;
+  }
+  if (too_large && !a.stream_over()) {
     a.ending.event_too_large = true;
     a.detail = "event larger than max_event_bytes";
   }
+}
+
+// The body ended cleanly: an NDJSON server may leave its last line
+// unterminated, and that line is still whole. (An SSE event without its blank
+// line is discarded, as WHATWG says.)
+void Prober::end_of_body(Attempt& a) {
+  if (a.framing == api::Framing::ndjson)
+    a.lines.finish([&](std::string_view line) { take_line(line, a); });
+}
+
+// An NDJSON line is an event whose data is the line.
+void Prober::take_line(std::string_view line, Attempt& a) {
+  a.line_event.data.assign(line);
+  take(a.line_event, a);
 }
 
 // One event: every event of a read carries that read's arrival instant.
@@ -282,6 +342,7 @@ void Prober::take(const sse::Event& ev, Attempt& a) {
     if (m.usage->completion_tokens >= 0) a.r.completion_tokens = m.usage->completion_tokens;
   }
   if (!m.finish_reason.empty()) a.r.finish_reason = m.finish_reason;
+  if (m.server_timings) a.r.server = server_timings(*m.server_timings);
   if (m.done) {
     a.ending.end_marker = true;
     a.t.end = a.arrival;
@@ -309,7 +370,8 @@ boost::asio::awaitable<void> Prober::finish_stream(Attempt& a) {
 
 void Prober::conclude(Attempt& a) {
   a.ending.finish_reason = !a.r.finish_reason.empty();
-  a.ending.partial_event = a.decoder.has_partial_event();
+  a.ending.partial_event = a.framing == api::Framing::ndjson ? a.lines.has_partial_line()
+                                                             : a.decoder.has_partial_event();
   a.r.reason = triage(a.ending);
   a.r.ok = a.r.reason == FailureReason::none;
   if (a.r.ok) return;

@@ -12,16 +12,19 @@
 #include "api/adapter.hpp"
 #include "config/config.hpp"
 #include "http/client.hpp"
+#include "ndjson/decoder.hpp"
 #include "probe/result.hpp"
 #include "probe/timeline.hpp"
 #include "sse/decoder.hpp"
 
 namespace lse::probe {
 
-// Builds the HTTP request headers a target sends (auth, Accept-Encoding,
-// browser profile, extra headers). Exposed for tests.
+// Builds the HTTP request headers a target sends (auth in the dialect's key
+// header, Accept for the dialect's framing, Accept-Encoding, browser profile,
+// extra headers). Exposed for tests.
 std::vector<std::pair<std::string, std::string>> request_headers(const config::Target& target,
-                                                                 const std::string& user_agent);
+                                                                 const std::string& user_agent,
+                                                                 api::Framing framing);
 
 class Prober {
  public:
@@ -51,6 +54,8 @@ class Prober {
   boost::asio::awaitable<bool> read_error_body(Attempt& a);
   boost::asio::awaitable<void> stream(Attempt& a);
   void feed(std::string_view bytes, Attempt& a);
+  void end_of_body(Attempt& a);
+  void take_line(std::string_view line, Attempt& a);
   void take(const sse::Event& event, Attempt& a);
   boost::asio::awaitable<void> finish_stream(Attempt& a);
   static void conclude(Attempt& a);

@@ -26,6 +26,12 @@ constexpr const char* to_string(Phase p) {
   return "";
 }
 
+// The server's own account of its time (Ollama's done line), seconds; each
+// nullopt when not reported. Rows keep it as `server_ms`.
+struct ServerTimings {
+  std::optional<double> load, prompt_eval, eval;
+};
+
 struct ProbeResult {
   // identity
   double ts = 0;  // unix seconds at probe start (wall clock, for rows only)
@@ -59,6 +65,7 @@ struct ProbeResult {
   std::int64_t completion_tokens = -1;
   std::optional<double> output_tokens_per_second;
   std::string finish_reason;
+  std::optional<ServerTimings> server;  // only dialects whose server reports it
 };
 
 }  // namespace lse::probe

@@ -59,7 +59,7 @@ FailureReason triage(const Ending& e) {
   if (e.upstream_error) return FailureReason::upstream_error;
   if (e.end_marker) return FailureReason::none;
   if (e.fault) return triage(*e.fault, e.deadline);
-  if (!e.event_stream) return FailureReason::protocol;
+  if (!e.stream_content_type) return FailureReason::protocol;
   if (!e.finish_reason || e.partial_event) return FailureReason::truncated;
   return FailureReason::none;
 }

@@ -39,7 +39,7 @@ struct Ending {
   std::optional<http::Fault> fault;           // the client's, if an operation failed
   Deadline deadline = Deadline::first_token;  // what the failed operation ran against
   int http_status = 0;                        // 0 before response headers
-  bool event_stream = true;                   // Content-Type is text/event-stream
+  bool stream_content_type = true;            // Content-Type is the dialect's stream type
   // What the event stream showed.
   bool malformed_event = false;  // an event the dialect cannot read
   bool event_too_large = false;  // an event over max_event_bytes

@@ -35,16 +35,6 @@ void append_ms(std::string& out, const std::optional<double>& seconds) {
     out += "null";
 }
 
-void append_key(std::string& out, const char* key) {
-  out += ",\"";
-  out += key;
-  out += "\":";
-}
-
-}  // namespace
-
-namespace {
-
 void append_int_or_null(std::string& out, long long value, bool known) {
   if (known)
     fmt::format_to(std::back_inserter(out), "{}", value);
@@ -59,49 +49,14 @@ void append_string_or_null(std::string& out, std::string_view s) {
     append_string(out, s);
 }
 
-// ts, target, model, prompt, ok, reason, http_status.
-void append_identity(std::string& out, const probe::ProbeResult& r) {
-  out += "{\"ts\":";
-  if (std::isfinite(r.ts))
-    fmt::format_to(std::back_inserter(out), "{:.3f}", r.ts);
+void append_unix_seconds(std::string& out, double ts) {
+  if (std::isfinite(ts))
+    fmt::format_to(std::back_inserter(out), "{:.3f}", ts);
   else
     out += "null";
-  append_key(out, "target");
-  append_string(out, r.target);
-  append_key(out, "model");
-  append_string(out, r.model);
-  append_key(out, "prompt");
-  append_string(out, r.prompt);
-  append_key(out, "ok");
-  out += r.ok ? "true" : "false";
-  append_key(out, "reason");
-  append_string(out, r.ok ? std::string_view() : probe::to_string(r.reason));
-  append_key(out, "http_status");
-  append_int_or_null(out, r.http_status, r.http_status > 0);
-}
-
-// The per-probe summary of DESIGN §2: ttft .. gap_max.
-void append_clock(std::string& out, const probe::ProbeResult& r) {
-  append_key(out, "ttft_ms");
-  append_ms(out, r.ttft);
-  append_key(out, "duration_ms");
-  append_ms(out, r.duration);
-  append_key(out, "tail_ms");
-  append_ms(out, r.tail);
-  append_key(out, "chunks");
-  fmt::format_to(std::back_inserter(out), "{}", r.chunks);
-  append_key(out, "stalls");
-  fmt::format_to(std::back_inserter(out), "{}", r.stalls);
-  append_key(out, "gap_p50_ms");
-  append_ms(out, r.gap_p50);
-  append_key(out, "gap_p95_ms");
-  append_ms(out, r.gap_p95);
-  append_key(out, "gap_max_ms");
-  append_ms(out, r.gap_max);
 }
 
 void append_phases(std::string& out, const probe::ProbeResult& r) {
-  append_key(out, "phases_ms");
   out += '{';
   bool first = true;
   for (std::size_t i = 0; i < probe::kAllPhases.size(); ++i) {
@@ -117,7 +72,6 @@ void append_phases(std::string& out, const probe::ProbeResult& r) {
 }
 
 void append_usage(std::string& out, const probe::ProbeResult& r) {
-  append_key(out, "usage");
   if (r.prompt_tokens < 0 && r.completion_tokens < 0) {
     out += "null";
     return;
@@ -129,8 +83,21 @@ void append_usage(std::string& out, const probe::ProbeResult& r) {
   out += '}';
 }
 
+void append_server_timings(std::string& out, const probe::ProbeResult& r) {
+  if (!r.server) {
+    out += "null";
+    return;
+  }
+  out += "{\"load\":";
+  append_ms(out, r.server->load);
+  out += ",\"prompt_eval\":";
+  append_ms(out, r.server->prompt_eval);
+  out += ",\"eval\":";
+  append_ms(out, r.server->eval);
+  out += '}';
+}
+
 void append_gaps(std::string& out, const probe::ProbeResult& r) {
-  append_key(out, "gaps_ms");
   out += '[';
   for (std::size_t i = 0; i < r.gaps.size(); ++i) {
     if (i) out += ',';
@@ -140,22 +107,6 @@ void append_gaps(std::string& out, const probe::ProbeResult& r) {
 }
 
 }  // namespace
-
-std::string to_row_json(const probe::ProbeResult& r) {
-  std::string out;
-  out.reserve(384 + r.gaps.size() * 9 + r.target.size() + r.model.size() + r.prompt.size());
-  append_identity(out, r);
-  append_clock(out, r);
-  append_phases(out, r);
-  append_usage(out, r);
-  append_key(out, "finish_reason");
-  append_string_or_null(out, r.finish_reason);
-  append_gaps(out, r);
-  append_key(out, "host");
-  append_string_or_null(out, r.host);
-  out += '}';
-  return out;
-}
 
 namespace {
 
@@ -242,50 +193,83 @@ void parse_reason(element v, std::string_view key, probe::ProbeResult& r) {
   r.reason = *reason;
 }
 
-// The fields a row has, each with its reader. `required` ones must be present.
-struct RowField {
-  std::string_view key;
-  bool required;
-  void (*parse)(element v, std::string_view key, probe::ProbeResult& r);
-};
+void parse_server_timings(element v, std::string_view key, probe::ProbeResult& r) {
+  if (v.is_null()) return;
+  simdjson::dom::object timings;
+  if (v.get_object().get(timings) != simdjson::SUCCESS) fail(key, "an object or null");
+  probe::ServerTimings t;
+  for (auto f : timings) {
+    if (f.key == "load") t.load = ms_or_null(f.value, "server_ms.load");
+    if (f.key == "prompt_eval") t.prompt_eval = ms_or_null(f.value, "server_ms.prompt_eval");
+    if (f.key == "eval") t.eval = ms_or_null(f.value, "server_ms.eval");
+  }
+  r.server = t;
+}
 
+// The fields of a row in the order they are written, each with its writer
+// and its reader: the one place that says what a row holds (DESIGN §6).
+// `required` ones must be present when a row is read back.
 using E = element;
 using K = std::string_view;
 using R = probe::ProbeResult;
+using Out = std::string;
+
+struct RowField {
+  std::string_view key;
+  bool required;
+  void (*write)(Out& out, const R& r);
+  void (*parse)(E v, K key, R& r);
+};
 
 constexpr RowField kRowFields[] = {
-    {"ts", true, [](E v, K k, R& r) { r.ts = number(v, k); }},
-    {"target", true,
+    {"ts", true, [](Out& o, const R& r) { append_unix_seconds(o, r.ts); },
+     [](E v, K k, R& r) { r.ts = number(v, k); }},
+    {"target", true, [](Out& o, const R& r) { append_string(o, r.target); },
      [](E v, K k, R& r) {
        std::string_view s;
        if (v.get_string().get(s) != simdjson::SUCCESS) fail(k, "a string");
        r.target = std::string(s);
      }},
-    {"model", false, [](E v, K k, R& r) { r.model = string_or_null(v, k); }},
-    {"prompt", false, [](E v, K k, R& r) { r.prompt = string_or_null(v, k); }},
-    {"host", false, [](E v, K k, R& r) { r.host = string_or_null(v, k); }},
-    {"ok", true,
+    {"model", false, [](Out& o, const R& r) { append_string(o, r.model); },
+     [](E v, K k, R& r) { r.model = string_or_null(v, k); }},
+    {"prompt", false, [](Out& o, const R& r) { append_string(o, r.prompt); },
+     [](E v, K k, R& r) { r.prompt = string_or_null(v, k); }},
+    {"ok", true, [](Out& o, const R& r) { o += r.ok ? "true" : "false"; },
      [](E v, K k, R& r) {
        if (v.get_bool().get(r.ok) != simdjson::SUCCESS) fail(k, "true or false");
      }},
-    {"reason", false, parse_reason},
+    {"reason", false,
+     [](Out& o, const R& r) {
+       append_string(o, r.ok ? std::string_view() : probe::to_string(r.reason));
+     },
+     parse_reason},
     {"http_status", false,
+     [](Out& o, const R& r) { append_int_or_null(o, r.http_status, r.http_status > 0); },
      [](E v, K k, R& r) { r.http_status = v.is_null() ? 0 : static_cast<int>(integer(v, k, 0)); }},
-    {"ttft_ms", false, [](E v, K k, R& r) { r.ttft = ms_or_null(v, k); }},
-    {"duration_ms", false,
+    {"ttft_ms", false, [](Out& o, const R& r) { append_ms(o, r.ttft); },
+     [](E v, K k, R& r) { r.ttft = ms_or_null(v, k); }},
+    {"duration_ms", false, [](Out& o, const R& r) { append_ms(o, r.duration); },
      [](E v, K k, R& r) { r.duration = v.is_null() ? 0 : number(v, k) / 1000.0; }},
-    {"tail_ms", false, [](E v, K k, R& r) { r.tail = ms_or_null(v, k); }},
-    {"chunks", false,
+    {"tail_ms", false, [](Out& o, const R& r) { append_ms(o, r.tail); },
+     [](E v, K k, R& r) { r.tail = ms_or_null(v, k); }},
+    {"chunks", false, [](Out& o, const R& r) { append_int_or_null(o, r.chunks, true); },
      [](E v, K k, R& r) { r.chunks = static_cast<std::size_t>(integer(v, k, 0)); }},
-    {"stalls", false,
+    {"stalls", false, [](Out& o, const R& r) { append_int_or_null(o, r.stalls, true); },
      [](E v, K k, R& r) { r.stalls = static_cast<std::size_t>(integer(v, k, 0)); }},
-    {"gap_p50_ms", false, [](E v, K k, R& r) { r.gap_p50 = ms_or_null(v, k); }},
-    {"gap_p95_ms", false, [](E v, K k, R& r) { r.gap_p95 = ms_or_null(v, k); }},
-    {"gap_max_ms", false, [](E v, K k, R& r) { r.gap_max = ms_or_null(v, k); }},
-    {"finish_reason", false, [](E v, K k, R& r) { r.finish_reason = string_or_null(v, k); }},
-    {"phases_ms", false, parse_phases},
-    {"usage", false, parse_usage},
-    {"gaps_ms", false, parse_gaps},
+    {"gap_p50_ms", false, [](Out& o, const R& r) { append_ms(o, r.gap_p50); },
+     [](E v, K k, R& r) { r.gap_p50 = ms_or_null(v, k); }},
+    {"gap_p95_ms", false, [](Out& o, const R& r) { append_ms(o, r.gap_p95); },
+     [](E v, K k, R& r) { r.gap_p95 = ms_or_null(v, k); }},
+    {"gap_max_ms", false, [](Out& o, const R& r) { append_ms(o, r.gap_max); },
+     [](E v, K k, R& r) { r.gap_max = ms_or_null(v, k); }},
+    {"phases_ms", false, append_phases, parse_phases},
+    {"usage", false, append_usage, parse_usage},
+    {"server_ms", false, append_server_timings, parse_server_timings},
+    {"finish_reason", false, [](Out& o, const R& r) { append_string_or_null(o, r.finish_reason); },
+     [](E v, K k, R& r) { r.finish_reason = string_or_null(v, k); }},
+    {"gaps_ms", false, append_gaps, parse_gaps},
+    {"host", false, [](Out& o, const R& r) { append_string_or_null(o, r.host); },
+     [](E v, K k, R& r) { r.host = string_or_null(v, k); }},
 };
 
 // Reads every known field of `obj` into `r`; returns the required keys seen
@@ -304,6 +288,22 @@ std::uint32_t parse_fields(simdjson::dom::object obj, probe::ProbeResult& r) {
 }
 
 }  // namespace
+
+std::string to_row_json(const probe::ProbeResult& r) {
+  std::string out;
+  out.reserve(384 + r.gaps.size() * 9 + r.target.size() + r.model.size() + r.prompt.size());
+  char separator = '{';
+  for (const RowField& f : kRowFields) {
+    out += separator;
+    separator = ',';
+    out += '"';
+    out += f.key;
+    out += "\":";
+    f.write(out, r);
+  }
+  out += '}';
+  return out;
+}
 
 std::optional<probe::ProbeResult> parse_row_json(std::string_view line, std::string* error) {
   auto report = [&](std::string message) -> std::optional<probe::ProbeResult> {

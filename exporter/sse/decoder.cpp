@@ -94,14 +94,13 @@ bool Decoder::has_partial_event() const {
 void Decoder::reset() {
   line_.clear();
   last_was_cr_ = false;
-  bom_.reset();
   event_.type.clear();
   event_.data.clear();
   event_.id.clear();
   event_.retry.reset();
   fields_pending_ = false;
   comments_ = 0;
-  status_ = Status::ok;
+  reset_framing();
 }
 
 }  // namespace lse::sse

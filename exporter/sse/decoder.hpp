@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "util/leading_bom.hpp"
+#include "util/framing_decoder.hpp"
 
 namespace lse::sse {
 
@@ -21,16 +21,15 @@ struct Event {
 
 enum class Status { ok, event_too_large };
 
-class Decoder {
+class Decoder : public FramingDecoder<Decoder, Status> {
  public:
   // max_event_bytes bounds the bytes buffered for one event (data + pending line).
   explicit Decoder(std::size_t max_event_bytes = 1 << 20);
 
-  // Feeds bytes. Calls sink(const Event&) for every event completed by them, in
-  // order; the Event reference is valid only during the call. Once an event
-  // exceeds the limit, returns Status::event_too_large and stays in that state.
-  template <class Sink>
-  Status feed(std::string_view bytes, Sink&& sink);
+  // feed(bytes, sink) (FramingDecoder) calls sink(const Event&) for every
+  // event completed by the bytes, in order; the Event reference is valid only
+  // during the call. Once an event exceeds the limit, it returns
+  // Status::event_too_large and stays in that state.
 
   // End of stream: WHATWG discards an unterminated event; we do the same and
   // report whether bytes of an incomplete event were pending (truncation hint).
@@ -39,10 +38,10 @@ class Decoder {
 
   // Counts comment lines seen (": keep-alive" etc.), for diagnostics.
   std::uint64_t comments() const { return comments_; }
-  Status status() const { return status_; }
   void reset();
 
  private:
+  friend FramingDecoder<Decoder, Status>;
   // Feeds bytes that are past the BOM check (the scanner proper).
   template <class Sink>
   void scan(std::string_view bytes, Sink& sink);
@@ -64,13 +63,11 @@ class Decoder {
   }
 
   std::size_t max_event_bytes_;
-  std::string line_;          // bytes of the current, unterminated line
-  bool last_was_cr_ = false;  // a CR ended the previous feed: skip a leading LF
-  LeadingBom bom_;
+  std::string line_;             // bytes of the current, unterminated line
+  bool last_was_cr_ = false;     // a CR ended the previous feed: skip a leading LF
   Event event_;                  // event_.id doubles as the sticky last-id buffer
   bool fields_pending_ = false;  // a field line was seen since the last blank line
   std::uint64_t comments_ = 0;
-  Status status_ = Status::ok;
 };
 
 }  // namespace lse::sse

@@ -1,5 +1,5 @@
 // Template part of the SSE decoder (sse/decoder.hpp): the byte scanner behind
-// Decoder::feed. Lines are found with memchr, and a line that lies wholly in
+// feed (FramingDecoder). Lines are found with memchr, and a line that lies wholly in
 // the fed bytes is parsed in place; only a line split across feeds is copied
 // into line_. Included at the bottom of decoder.hpp; do not include directly.
 #pragma once
@@ -7,12 +7,6 @@
 #include <string_view>
 
 namespace lse::sse {
-
-template <class Sink>
-Status Decoder::feed(std::string_view bytes, Sink&& sink) {
-  bom_.feed(bytes, [&](std::string_view b) { scan(b, sink); });
-  return status_;
-}
 
 namespace detail {
 

@@ -202,12 +202,22 @@ TEST(Ollama, ThinkingToolCallsAndErrors) {
 
 // Not selectable yet: the prober does not frame NDJSON or send extra_headers().
 // Wiring them into kRegistry must change this test on purpose.
-TEST(NativeDialects, NotYetInTheRegistry) {
-  for (const char* name :
-       {"anthropic-messages", "openai-responses", "ollama-chat", "ollama-generate", "gemini"}) {
-    EXPECT_FALSE(parse_dialect(name)) << name;
+TEST(NativeDialects, SelectableByTheirConfigNames) {
+  const std::pair<const char*, Dialect> names[] = {
+      {"anthropic-messages", Dialect::anthropic_messages},
+      {"openai-responses", Dialect::openai_responses},
+      {"ollama-chat", Dialect::ollama_chat},
+      {"ollama-generate", Dialect::ollama_generate},
+      {"gemini", Dialect::gemini},
+  };
+  for (const auto& [name, dialect] : names) {
+    EXPECT_EQ(parse_dialect(name), dialect) << name;
+    EXPECT_EQ(dialect_name(dialect), name);
+    ASSERT_NE(make_adapter(dialect, CountSet{}), nullptr) << name;
   }
-  EXPECT_EQ(make_adapter(Dialect::gemini, CountSet{}), nullptr);
+  EXPECT_EQ(make_adapter(Dialect::ollama_chat, CountSet{})->framing(), Framing::ndjson);
+  EXPECT_EQ(make_adapter(Dialect::ollama_generate, CountSet{})->framing(), Framing::ndjson);
+  EXPECT_EQ(make_adapter(Dialect::gemini, CountSet{})->framing(), Framing::sse);
 }
 
 }  // namespace

@@ -26,7 +26,8 @@ TEST(Registry, EveryDialectIsRegistered) {
 }
 
 TEST(Registry, UnknownNamesAreRejected) {
-  for (const char* name : {"", "openai", "OpenAI-Chat", "openai-chat ", "anthropic-messages"})
+  for (const char* name :
+       {"", "openai", "OpenAI-Chat", "openai-chat ", "anthropic", "ollama", "vertex"})
     EXPECT_EQ(parse_dialect(name), std::nullopt) << name;
 }
 

@@ -17,11 +17,21 @@ TEST(TargetUrl, NormalisesAcceptedShapes) {
   EXPECT_EQ(normalize_target_url("http://10.0.0.1:65535/a/b").value, "http://10.0.0.1:65535/a/b");
 }
 
+TEST(TargetUrl, KeepsTheQuery) {
+  // Azure OpenAI: the api-version goes with every request.
+  EXPECT_EQ(
+      normalize_target_url("https://r.openai.azure.com/openai/deployments/d/?api-version=1").value,
+      "https://r.openai.azure.com/openai/deployments/d?api-version=1");
+  EXPECT_EQ(normalize_target_url("https://h/v1?").value, "https://h/v1");
+  EXPECT_EQ(normalize_proxy_url("http://p:3128?x=1").error, "proxy_url must not contain a query");
+}
+
 TEST(TargetUrl, RejectsWithReasons) {
   auto error = [](const char* url) { return normalize_target_url(url).error; };
   EXPECT_NE(error("").find("must not be empty"), std::string::npos);
   EXPECT_NE(error("ws://h").find("must start with http:// or https://"), std::string::npos);
-  EXPECT_NE(error("http://h/v1#frag").find("query or fragment"), std::string::npos);
+  EXPECT_EQ(error("http://h/v1#frag"), "url must not contain a fragment");
+  EXPECT_EQ(error("http://h/v1?a=1#frag"), "url must not contain a fragment");
   EXPECT_NE(error("http://h:0").find("invalid port"), std::string::npos);
   EXPECT_NE(error("http://h:").find("invalid port"), std::string::npos);
   EXPECT_NE(error("http://h:8o").find("invalid port"), std::string::npos);
@@ -62,12 +72,14 @@ TEST(Api, SupportedKnownAndUnknown) {
   EXPECT_EQ(parse_api("openai-chat").value, api::Dialect::openai_chat);
   EXPECT_TRUE(parse_api("openai-chat").ok());
   EXPECT_EQ(parse_api("openai-completions").value, api::Dialect::openai_completions);
-  for (const char* later : {"anthropic-messages", "openai-responses", "ollama-chat"}) {
-    EXPECT_EQ(parse_api(later).error,
-              std::string("api ") + later +
-                  " is not supported by this build (supported: openai-chat, openai-completions)");
-  }
-  EXPECT_NE(parse_api("OpenAI-Chat").error.find("unknown api"), std::string::npos);
+  EXPECT_EQ(parse_api("anthropic-messages").value, api::Dialect::anthropic_messages);
+  EXPECT_EQ(parse_api("openai-responses").value, api::Dialect::openai_responses);
+  EXPECT_EQ(parse_api("ollama-chat").value, api::Dialect::ollama_chat);
+  EXPECT_EQ(parse_api("ollama-generate").value, api::Dialect::ollama_generate);
+  EXPECT_EQ(parse_api("gemini").value, api::Dialect::gemini);
+  EXPECT_EQ(parse_api("OpenAI-Chat").error,
+            "unknown api 'OpenAI-Chat' (supported: openai-chat, openai-completions, "
+            "anthropic-messages, openai-responses, ollama-chat, ollama-generate, gemini)");
 }
 
 TEST(Names, LabelSafe) {

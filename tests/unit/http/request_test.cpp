@@ -67,3 +67,15 @@ TEST(Request, ConnectBracketsIpv6Hosts) {
 }
 
 }  // namespace
+
+TEST(Request, TheTargetsQueryGoesWithEveryRequestAfterTheDialectsOwn) {
+  const auto azure = url("https://r.openai.azure.com/openai/deployments/d?api-version=2024-06-01");
+  const std::string azure_wire = serialize_request(azure, false, {"/chat/completions", "", {}});
+  EXPECT_EQ(azure_wire.substr(0, azure_wire.find("\r\n")),
+            "POST /openai/deployments/d/chat/completions?api-version=2024-06-01 HTTP/1.1");
+  const auto gemini = url("https://g.example/v1beta?x=1");
+  const std::string wire =
+      serialize_request(gemini, false, {"/models/m:streamGenerateContent?alt=sse", "", {}});
+  EXPECT_EQ(wire.substr(0, wire.find("\r\n")),
+            "POST /v1beta/models/m:streamGenerateContent?alt=sse&x=1 HTTP/1.1");
+}

@@ -421,6 +421,37 @@ TEST_F(MetricsTest, ModelChangeReplacesTheTargetsSeries) {
       0.0);
 }
 
+TEST_F(MetricsTest, TargetInfoNamesDialectModelAndUpstreamHost) {
+  auto t = make_target("t", "m", {"a"});
+  t.url = "https://api.anthropic.com/v1";
+  t.api = api::Dialect::anthropic_messages;
+  auto u = make_target("u", "m2", {"a"});  // openai-chat on a non-default port
+  metrics.apply_config(make_config({t, u}));
+  auto e = scrape();
+  EXPECT_EQ(value_of(e, "llm_stream_target_info",
+                     {{"target", "t"},
+                      {"api", "anthropic-messages"},
+                      {"model", "m"},
+                      {"host", "api.anthropic.com"}}),
+            1.0);
+  EXPECT_EQ(
+      value_of(e, "llm_stream_target_info",
+               {{"target", "u"}, {"api", "openai-chat"}, {"model", "m2"}, {"host", "127.0.0.1:1"}}),
+      1.0);
+  EXPECT_EQ(count_samples(e, "llm_stream_target_info"), 2u);
+
+  // A reload that changes the dialect replaces the series; removing a target drops it.
+  t.api = api::Dialect::openai_chat;
+  metrics.apply_config(make_config({t}));
+  e = scrape();
+  EXPECT_EQ(count_samples(e, "llm_stream_target_info"), 1u);
+  EXPECT_EQ(
+      value_of(
+          e, "llm_stream_target_info",
+          {{"target", "t"}, {"api", "openai-chat"}, {"model", "m"}, {"host", "api.anthropic.com"}}),
+      1.0);
+}
+
 TEST_F(MetricsTest, BucketOverrideTakesEffectOnReload) {
   auto c = make_config({make_target("t", "m", {"p"})});
   metrics.apply_config(c);
@@ -548,7 +579,7 @@ TEST_F(MetricsTest, RenderOfTenTargetsByThreePromptsIsWellFormed) {
       ++samples;
     }
   }
-  EXPECT_EQ(families.size(), 26u);  // 25 + llm_stream_row_write_errors_total
+  EXPECT_EQ(families.size(), 27u);  // 25 + row_write_errors_total + target_info
   auto e = parse_exposition(text);
   EXPECT_TRUE(e.bad_lines.empty());
   EXPECT_EQ(e.samples.size(), samples);

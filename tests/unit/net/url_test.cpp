@@ -16,6 +16,14 @@ Url must_parse(const std::string& text) {
   return u.value_or(Url{});
 }
 
+TEST(ParseUrl, KeepsTheQueryButNotInRedacted) {
+  const Url u = must_parse("https://h.example/v1/?api-version=2&key=s3cret#f");
+  EXPECT_EQ(u.path, "/v1");
+  EXPECT_EQ(u.query, "api-version=2&key=s3cret");
+  EXPECT_EQ(u.redacted(), "https://h.example/v1");
+  EXPECT_EQ(must_parse("http://h/v1").query, "");
+}
+
 TEST(ParseUrl, SchemesAndDefaultPorts) {
   Url u = must_parse("http://api.example.com");
   EXPECT_FALSE(u.tls);
@@ -100,7 +108,9 @@ TEST(SplitUrl, ReportsEachPartAndTheFirstIssue) {
   EXPECT_EQ(p.path, "/v1/");
   EXPECT_TRUE(p.has_port);
   EXPECT_TRUE(p.has_userinfo);
-  EXPECT_TRUE(p.has_query_or_fragment);
+  EXPECT_TRUE(p.has_query);
+  EXPECT_EQ(p.query, "q=1");
+  EXPECT_TRUE(p.has_fragment);
   EXPECT_FALSE(p.has_control_or_space);
   EXPECT_EQ(p.issue, AuthorityIssue::none);
 

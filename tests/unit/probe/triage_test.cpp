@@ -132,7 +132,7 @@ TEST(Triage, Protocol) {
             FailureReason::protocol);
   Ending wrong_type;
   wrong_type.http_status = 200;
-  wrong_type.event_stream = false;
+  wrong_type.stream_content_type = false;
   EXPECT_EQ(triage(wrong_type), FailureReason::protocol);
   Ending bad = clean_stream();
   bad.end_marker = false;

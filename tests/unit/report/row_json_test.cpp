@@ -39,14 +39,15 @@ probe::ProbeResult full_result() {
 }
 
 TEST(RowJson, ExactRowForAKnownProbe) {
-  EXPECT_EQ(to_row_json(full_result()),
-            R"({"ts":1700000000.250,"target":"openai-mini","model":"gpt-4o-mini","prompt":"short",)"
-            R"("ok":true,"reason":"","http_status":200,"ttft_ms":454.857,"duration_ms":824.400,)"
-            R"("tail_ms":2.000,"chunks":5,"stalls":1,"gap_p50_ms":21.000,"gap_p95_ms":300.400,)"
-            R"("gap_max_ms":300.400,"phases_ms":{"resolve":1.200,"connect":10.100,"tls":20.000,)"
-            R"("request":0.100,"headers":300.000,"first_token":123.457},)"
-            R"("usage":{"prompt_tokens":14,"completion_tokens":9},"finish_reason":"stop",)"
-            R"("gaps_ms":[0.000,21.000,300.400,45.500],"host":"probe-1"})");
+  EXPECT_EQ(
+      to_row_json(full_result()),
+      R"({"ts":1700000000.250,"target":"openai-mini","model":"gpt-4o-mini","prompt":"short",)"
+      R"("ok":true,"reason":"","http_status":200,"ttft_ms":454.857,"duration_ms":824.400,)"
+      R"("tail_ms":2.000,"chunks":5,"stalls":1,"gap_p50_ms":21.000,"gap_p95_ms":300.400,)"
+      R"("gap_max_ms":300.400,"phases_ms":{"resolve":1.200,"connect":10.100,"tls":20.000,)"
+      R"("request":0.100,"headers":300.000,"first_token":123.457},)"
+      R"("usage":{"prompt_tokens":14,"completion_tokens":9},"server_ms":null,"finish_reason":"stop",)"
+      R"("gaps_ms":[0.000,21.000,300.400,45.500],"host":"probe-1"})");
 }
 
 TEST(RowJson, MissingValuesAreNull) {
@@ -57,12 +58,13 @@ TEST(RowJson, MissingValuesAreNull) {
   r.reason = probe::FailureReason::connect;
   r.phases[static_cast<int>(probe::Phase::resolve)] = 0.001;
   r.duration = 0.0035;
-  EXPECT_EQ(to_row_json(r),
-            R"({"ts":1.000,"target":"t","model":"","prompt":"","ok":false,"reason":"connect",)"
-            R"("http_status":null,"ttft_ms":null,"duration_ms":3.500,"tail_ms":null,"chunks":0,)"
-            R"("stalls":0,"gap_p50_ms":null,"gap_p95_ms":null,"gap_max_ms":null,)"
-            R"("phases_ms":{"resolve":1.000},"usage":null,"finish_reason":null,"gaps_ms":[],)"
-            R"("host":null})");
+  EXPECT_EQ(
+      to_row_json(r),
+      R"({"ts":1.000,"target":"t","model":"","prompt":"","ok":false,"reason":"connect",)"
+      R"("http_status":null,"ttft_ms":null,"duration_ms":3.500,"tail_ms":null,"chunks":0,)"
+      R"("stalls":0,"gap_p50_ms":null,"gap_p95_ms":null,"gap_max_ms":null,)"
+      R"("phases_ms":{"resolve":1.000},"usage":null,"server_ms":null,"finish_reason":null,"gaps_ms":[],)"
+      R"("host":null})");
 }
 
 TEST(RowJson, PartialUsageKeepsTheKnownHalf) {
@@ -107,6 +109,27 @@ void expect_same_row(const probe::ProbeResult& a, const probe::ProbeResult& b) {
   EXPECT_EQ(a.prompt_tokens, b.prompt_tokens);
   EXPECT_EQ(a.completion_tokens, b.completion_tokens);
   EXPECT_EQ(a.finish_reason, b.finish_reason);
+  ASSERT_EQ(a.server.has_value(), b.server.has_value());
+  if (a.server) {
+    opt(a.server->load, b.server->load, "server load");
+    opt(a.server->prompt_eval, b.server->prompt_eval, "server prompt_eval");
+    opt(a.server->eval, b.server->eval, "server eval");
+  }
+}
+
+TEST(RowJson, ServerTimingsAreMillisecondsAndRoundTrip) {
+  auto r = full_result();
+  r.server = probe::ServerTimings{0.0123, 0.25, std::nullopt};
+  const std::string line = to_row_json(r);
+  EXPECT_NE(line.find(R"("server_ms":{"load":12.300,"prompt_eval":250.000,"eval":null})"),
+            std::string::npos)
+      << line;
+  std::string error;
+  auto back = parse_row_json(line, &error);
+  ASSERT_TRUE(back) << error;
+  expect_same_row(r, *back);
+  EXPECT_FALSE(parse_row_json(R"({"ts":1,"target":"t","ok":true,"server_ms":[1]})", &error));
+  EXPECT_NE(error.find("server_ms"), std::string::npos) << error;
 }
 
 TEST(RowJson, RoundTripIsExactAtRowPrecision) {
