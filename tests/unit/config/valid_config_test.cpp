@@ -286,6 +286,38 @@ TEST_F(ValidConfig, ParseWithoutBaseDirResolvesAgainstCwd) {
   EXPECT_EQ(c.targets[0].prompts, std::vector<std::string>{"p"});
 }
 
+TEST_F(ValidConfig, EveryDialectAndAnAzureQuery) {
+  const std::string yaml =
+      "prompts: {p: {text: hi}}\n"
+      "targets:\n"
+      "  - {name: claude, url: 'https://api.anthropic.com/v1', model: m, api: anthropic-messages,\n"
+      "     auth: {bearer_token_env: LSE_TEST_SECRET}}\n"
+      "  - {name: resp, url: 'https://api.openai.com/v1', model: m, api: openai-responses}\n"
+      "  - {name: oc, url: 'http://localhost:11434', model: m, api: ollama-chat}\n"
+      "  - {name: og, url: 'http://localhost:11434', model: m, api: ollama-generate}\n"
+      "  - {name: gem, url: 'https://generativelanguage.googleapis.com/v1beta?key=s3cr3t-q',\n"
+      "     model: gemini-2.0-flash, api: gemini}\n"
+      "  - {name: azure, model: gpt-4o,\n"
+      "     url: 'https://r.openai.azure.com/openai/deployments/d/?api-version=2024-10-21',\n"
+      "     auth: {header: api-key, env: LSE_TEST_SECRET}}\n";
+  Config c = parse(yaml, "x.yaml", "");
+  ASSERT_EQ(c.targets.size(), 6u);
+  EXPECT_EQ(c.targets[0].api, api::Dialect::anthropic_messages);
+  EXPECT_EQ(c.targets[0].auth.kind, Auth::Kind::bearer);
+  EXPECT_EQ(c.targets[1].api, api::Dialect::openai_responses);
+  EXPECT_EQ(c.targets[2].api, api::Dialect::ollama_chat);
+  EXPECT_EQ(c.targets[3].api, api::Dialect::ollama_generate);
+  EXPECT_EQ(c.targets[4].api, api::Dialect::gemini);
+  EXPECT_EQ(c.targets[5].url,
+            "https://r.openai.azure.com/openai/deployments/d?api-version=2024-10-21");
+  EXPECT_EQ(c.targets[5].auth.header_name, "api-key");
+  // The dump keeps api-version but never a query value that may be a key.
+  const std::string dump = dump_redacted(c);
+  EXPECT_NE(dump.find("?api-version=2024-10-21"), std::string::npos) << dump;
+  EXPECT_EQ(dump.find("s3cr3t-q"), std::string::npos) << dump;
+  EXPECT_NE(dump.find("v1beta?key=<secret>"), std::string::npos) << dump;
+}
+
 TEST_F(ValidConfig, ListenForms) {
   for (const char* listen :
        {":9687", "127.0.0.1:9687", "[::1]:9687", "localhost:0", "0.0.0.0:65535"}) {

@@ -126,6 +126,183 @@ TEST(Prober, ServerRejectingStreamOptionsIsRetriedWithoutThem) {
   EXPECT_EQ(requests[1].find("stream_options"), std::string::npos);
 }
 
+// --- dialects: framing, headers, path ------------------------------------------
+
+std::string ollama_line(int i) {
+  return "{\"model\":\"m\",\"message\":{\"role\":\"assistant\",\"content\":\"w" +
+         std::to_string(i) + "\"},\"done\":false}\n";
+}
+const char* const kOllamaDone =
+    "{\"model\":\"m\",\"message\":{\"role\":\"assistant\",\"content\":\"\"},\"done\":true,"
+    "\"done_reason\":\"stop\",\"eval_count\":6,\"prompt_eval_count\":3,"
+    "\"load_duration\":5000000,\"prompt_eval_duration\":20000000,\"eval_duration\":"
+    "120000000}";
+
+lse::config::Target ollama_target(const std::string& url) {
+  auto t = target_for(url.substr(0, url.size() - 3));  // the server root: no /v1
+  t.api = lse::api::Dialect::ollama_chat;
+  return t;
+}
+
+// NDJSON: a line is an event, whatever the chunking; the planted pause is one
+// stall, and the done line (left unterminated, as servers may) ends the stream.
+TEST(Prober, OllamaLinesSplitAcrossChunksAreEventsAtTheReadThatCompletesThem) {
+  std::string request;
+  ScriptedPeer peer([&](PeerConn& c) {
+    request = c.read_request();
+    c.send_stream_head("application/x-ndjson; charset=utf-8");
+    for (int i = 0; i < 6; ++i) {
+      PeerConn::pause(i == 3 ? 300ms : 20ms);
+      const std::string line = ollama_line(i);
+      c.send_chunk(line.substr(0, 10));  // the line's start alone: no event yet
+      PeerConn::pause(5ms);
+      c.send_chunk(line.substr(10));
+    }
+    c.send_chunk(kOllamaDone);
+    c.send("0\r\n\r\n");
+    c.hang();
+  });
+  const Probed p = probe(ollama_target(peer.url()));
+  ASSERT_TRUE(p.result.ok) << p.result.error_detail;
+  EXPECT_EQ(request.substr(0, request.find(' ', 5)), "POST /api/chat");
+  EXPECT_NE(request.find("Accept: application/x-ndjson"), std::string::npos) << request;
+  EXPECT_EQ(p.result.chunks, 6u);
+  EXPECT_EQ(p.result.stalls, 1u);
+  ASSERT_EQ(p.result.gaps.size(), 5u);
+  // A line arrives with its second half: the gap before line 3 is its 300 ms
+  // pause plus the 5 ms between its halves, the others 20 + 5 ms.
+  EXPECT_NEAR(p.result.gaps[2], 0.305, 0.030);
+  EXPECT_NEAR(p.result.gaps[0], 0.025, 0.015);
+  EXPECT_EQ(p.result.finish_reason, "stop");
+  EXPECT_EQ(p.result.completion_tokens, 6);
+  EXPECT_EQ(p.result.prompt_tokens, 3);
+  ASSERT_TRUE(p.result.server);
+  EXPECT_NEAR(*p.result.server->load, 0.005, 1e-9);
+  EXPECT_NEAR(*p.result.server->prompt_eval, 0.020, 1e-9);
+  EXPECT_NEAR(*p.result.server->eval, 0.120, 1e-9);
+}
+
+TEST(Prober, OllamaStreamCutInsideALineIsTruncated) {
+  ScriptedPeer peer([](PeerConn& c) {
+    c.read_request();
+    c.send_stream_head("application/x-ndjson");
+    c.send_chunk(ollama_line(0));
+    c.send_chunk(ollama_line(1).substr(0, 12));
+    c.close();
+  });
+  const Probed p = probe(ollama_target(peer.url()));
+  expect_failure(p, FailureReason::truncated);
+  EXPECT_EQ(p.result.chunks, 1u);
+}
+
+TEST(Prober, OllamaBodyEndingWithoutTheDoneLineIsTruncated) {
+  ScriptedPeer peer([](PeerConn& c) {
+    c.read_request();
+    c.send_stream_head("application/x-ndjson");
+    c.send_chunk(ollama_line(0));
+    c.send("0\r\n\r\n");
+    c.hang();
+  });
+  const Probed p = probe(ollama_target(peer.url()));
+  expect_failure(p, FailureReason::truncated);
+  EXPECT_EQ(p.result.error_detail, "stream ended before the end marker");
+}
+
+TEST(Prober, OllamaAnsweringWithSseOrPlainJsonIsProtocol) {
+  for (const char* type : {"text/event-stream", "application/json"}) {
+    ScriptedPeer peer([&](PeerConn& c) {
+      c.read_request();
+      c.send_stream_head(type);
+      c.send_chunk(ollama_line(0));
+      c.hang();
+    });
+    expect_failure(probe(ollama_target(peer.url())), FailureReason::protocol);
+  }
+}
+
+TEST(Prober, AnthropicKeyHeaderVersionAndEventNames) {
+  std::string request;
+  ScriptedPeer peer([&](PeerConn& c) {
+    request = c.read_request();
+    c.send_stream_head();
+    c.send_chunk(
+        "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":"
+        "{\"input_tokens\":7,\"output_tokens\":1}}}\n\n");
+    c.send_chunk("event: ping\ndata: {\"type\":\"ping\"}\n\n");
+    for (int i = 0; i < 3; ++i) {
+      PeerConn::pause(20ms);
+      c.send_chunk(
+          "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,"
+          "\"delta\":{\"type\":\"text_delta\",\"text\":\"w\"}}\n\n");
+    }
+    c.send_chunk(
+        "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":"
+        "\"end_turn\"},\"usage\":{\"output_tokens\":3}}\n\n");
+    c.send_chunk("event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n");
+    c.send("0\r\n\r\n");
+    c.hang();
+  });
+  auto t = target_for(peer.url());
+  t.api = lse::api::Dialect::anthropic_messages;
+  t.auth.kind = lse::config::Auth::Kind::bearer;
+  t.auth.secret = {"sk-ant-test-key", "env X"};
+  const Probed p = probe(t);
+  ASSERT_TRUE(p.result.ok) << p.result.error_detail;
+  EXPECT_EQ(request.substr(0, request.find(' ', 5)), "POST /v1/messages");
+  EXPECT_NE(request.find("x-api-key: sk-ant-test-key\r\n"), std::string::npos) << request;
+  EXPECT_EQ(request.find("Authorization"), std::string::npos) << request;
+  EXPECT_NE(request.find("anthropic-version: 2023-06-01\r\n"), std::string::npos) << request;
+  EXPECT_EQ(p.result.chunks, 3u);
+  EXPECT_EQ(p.result.finish_reason, "stop");
+  EXPECT_EQ(p.result.prompt_tokens, 7);
+  EXPECT_EQ(p.result.completion_tokens, 3);
+  EXPECT_FALSE(p.result.server);
+}
+
+TEST(RequestHeaders, KeyGoesInTheDialectsHeader) {
+  lse::config::Target t = target_for("http://h/v1");
+  t.auth.kind = lse::config::Auth::Kind::bearer;
+  t.auth.secret = {"k3y", "env X"};
+  auto value_of = [](const auto& headers, const std::string& name) -> std::string {
+    for (const auto& [k, v] : headers)
+      if (k == name) return v;
+    return "<absent>";
+  };
+  const std::pair<lse::api::Dialect, std::pair<const char*, const char*>> cases[] = {
+      {lse::api::Dialect::openai_chat, {"Authorization", "Bearer k3y"}},
+      {lse::api::Dialect::openai_responses, {"Authorization", "Bearer k3y"}},
+      {lse::api::Dialect::ollama_chat, {"Authorization", "Bearer k3y"}},
+      {lse::api::Dialect::anthropic_messages, {"x-api-key", "k3y"}},
+      {lse::api::Dialect::gemini, {"x-goog-api-key", "k3y"}},
+  };
+  for (const auto& [dialect, header] : cases) {
+    t.api = dialect;
+    const auto h = lse::probe::request_headers(t, "ua/1", lse::api::Framing::sse);
+    EXPECT_EQ(value_of(h, header.first), header.second) << lse::api::dialect_name(dialect);
+    int keys = 0;
+    for (const auto& [k, v] : h) keys += v.find("k3y") != std::string::npos;
+    EXPECT_EQ(keys, 1) << lse::api::dialect_name(dialect);
+  }
+  EXPECT_EQ(value_of(lse::probe::request_headers(t, "ua/1", lse::api::Framing::ndjson), "Accept"),
+            "application/x-ndjson");
+  EXPECT_EQ(value_of(lse::probe::request_headers(t, "ua/1", lse::api::Framing::sse), "Accept"),
+            "text/event-stream");
+}
+
+TEST(Prober, HeadersFromTheConfigOverrideTheDialectsFixedOnes) {
+  std::string request;
+  ScriptedPeer peer([&](PeerConn& c) {
+    request = c.read_request();
+    c.send_status(500);
+  });
+  auto t = target_for(peer.url());
+  t.api = lse::api::Dialect::anthropic_messages;
+  t.headers = {{"anthropic-version", "2099-01-01"}};
+  probe(t);
+  EXPECT_NE(request.find("anthropic-version: 2099-01-01\r\n"), std::string::npos) << request;
+  EXPECT_EQ(request.find("2023-06-01"), std::string::npos) << request;
+}
+
 // --- each failure reason the prober can produce ----------------------------------
 
 TEST(Prober, Resolve) {
