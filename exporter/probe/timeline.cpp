@@ -2,6 +2,7 @@
 #include "probe/timeline.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 namespace lse::probe {
@@ -22,20 +23,44 @@ double nearest_rank(const std::vector<double>& sorted, double q) {
 
 namespace {
 
+// The phase boundaries in clock order, each where the phase ends; the first
+// content chunk closes first_token.
+struct Boundaries {
+  std::array<std::optional<TimePoint>, kAllPhases.size()> at;
+};
+
+// One clock domain. Headers and content arrivals are kernel receive stamps:
+// when the bytes came. resolved .. request_sent are read in user space after
+// the step's completion was scheduled: a little after the step ended, never
+// before. So a user-space stamp later than the next boundary is only that
+// delay (a fast server's headers can arrive before our coroutine resumes
+// from the write), and the true instant is no later than that boundary: each
+// boundary is capped by the next present one, last to first. Phases are then
+// >= 0 and still sum to TTFT.
+Boundaries causal_boundaries(const Timeline& t) {
+  Boundaries b;
+  b.at = {t.resolved, t.connected, t.tls_done, t.request_sent, t.headers, std::nullopt};
+  if (!t.content_arrivals.empty() && t.headers) b.at.back() = t.content_arrivals.front();
+  std::optional<TimePoint> next;
+  for (auto it = b.at.rbegin(); it != b.at.rend(); ++it) {
+    if (!*it) continue;
+    if (next && **it > *next) *it = next;
+    next = *it;
+  }
+  return b;
+}
+
 // Phases are consecutive: each starts where the previous present one ended.
 void summarize_phases(const Timeline& t, ProbeResult& out) {
   out.phases = {};
+  const Boundaries b = causal_boundaries(t);
   TimePoint cursor = t.start;
-  auto phase = [&](Phase p, const std::optional<TimePoint>& at) {
-    if (!at) return;
-    out.phases[static_cast<std::size_t>(p)] = seconds(cursor, *at);
-    cursor = *at;
-  };
-  phase(Phase::resolve, t.resolved);
-  phase(Phase::connect, t.connected);
-  phase(Phase::tls, t.tls_done);
-  phase(Phase::request, t.request_sent);
-  phase(Phase::headers, t.headers);
+  for (std::size_t i = 0; i < b.at.size(); ++i) {
+    if (!b.at[i]) continue;
+    const TimePoint at = std::max(*b.at[i], cursor);
+    out.phases[i] = seconds(cursor, at);
+    cursor = at;
+  }
   out.new_connection = t.connected.has_value();
 }
 
@@ -89,8 +114,6 @@ void summarize(const Timeline& t, double stall_threshold, ProbeResult& out) {
   const TimePoint first = t.content_arrivals.front();
   const TimePoint last = t.content_arrivals.back();
   out.ttft = seconds(t.start, first);
-  if (t.headers)
-    out.phases[static_cast<std::size_t>(Phase::first_token)] = seconds(*t.headers, first);
   if (t.end) out.tail = seconds(last, *t.end);
   summarize_gaps(t.content_arrivals, stall_threshold, out);
   const double generation = seconds(first, last);

@@ -126,6 +126,47 @@ TEST(Prober, ServerRejectingStreamOptionsIsRetriedWithoutThem) {
   EXPECT_EQ(requests[1].find("stream_options"), std::string::npos);
 }
 
+// A server that answers the moment the request is in: its headers' kernel
+// stamp often precedes the user-space stamp of our own send. Every phase of
+// every probe is still >= 0 and they add up to TTFT.
+TEST(Prober, PhasesOfAnInstantServerAreNeverNegativeAndSumToTtft) {
+  constexpr int kProbes = 40;
+  ScriptedPeer peer(
+      [](PeerConn& c) {
+        for (int i = 0; i < kProbes; ++i) {
+          c.read_request();
+          c.send_stream_head();
+          c.send_content(0);
+          c.send_end();
+        }
+        c.hang();
+      },
+      1);
+  asio::io_context io;
+  lse::probe::Prober prober(io, target_for(peer.url()), "host", "probe-test/1");
+  const lse::config::Prompt prompt{"short", "hi", "inline"};
+  std::vector<ProbeResult> results;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        for (int i = 0; i < kProbes; ++i) results.push_back(co_await prober.run(prompt));
+      },
+      asio::detached);
+  io.run_for(20s);
+  ASSERT_EQ(results.size(), static_cast<std::size_t>(kProbes));
+  for (const auto& r : results) {
+    ASSERT_TRUE(r.ok) << r.error_detail;
+    double sum = 0;
+    for (auto ph : lse::probe::kAllPhases) {
+      const auto& v = r.phases[static_cast<std::size_t>(ph)];
+      if (!v) continue;
+      EXPECT_GE(*v, 0.0) << lse::probe::to_string(ph);
+      sum += *v;
+    }
+    EXPECT_NEAR(sum, *r.ttft, 1e-9);
+  }
+}
+
 // --- dialects: framing, headers, path ------------------------------------------
 
 std::string ollama_line(int i) {

@@ -63,6 +63,40 @@ TEST(Timeline, PhasesAreConsecutiveAndSumToTtft) {
   EXPECT_TRUE(r.new_connection);
 }
 
+// A fast server: its headers (kernel receive stamp) arrive before the
+// user-space stamp taken when our write's completion ran. No phase may be
+// negative and they still add up to TTFT.
+TEST(Timeline, UserSpaceStampAfterTheKernelsArrivalIsCappedByIt) {
+  Timeline t = planted({20}, 100, 0);
+  t.request_sent = t.start + milliseconds(16) + std::chrono::microseconds(80);
+  t.headers = t.start + milliseconds(16);  // 80 us "before" the send stamp
+  ProbeResult r;
+  summarize(t, 0.25, r);
+  double sum = 0;
+  for (auto p : kAllPhases) {
+    const auto& v = r.phases[static_cast<int>(p)];
+    ASSERT_TRUE(v.has_value()) << to_string(p);
+    EXPECT_GE(*v, 0.0) << to_string(p);
+    sum += *v;
+  }
+  EXPECT_NEAR(sum, *r.ttft, 1e-12);
+  EXPECT_NEAR(*r.phases[static_cast<int>(Phase::request)], 0.001, 1e-9);  // tls_done 15 -> 16
+  EXPECT_EQ(*r.phases[static_cast<int>(Phase::headers)], 0.0);
+  EXPECT_NEAR(*r.phases[static_cast<int>(Phase::first_token)], 0.084, 1e-9);
+}
+
+// Headers and the first chunk in one read, both before the send stamp.
+TEST(Timeline, HeadersAndFirstChunkInOneReadBeforeTheSendStamp) {
+  Timeline t = planted({20}, 16, 0);
+  t.headers = t.start + milliseconds(16);
+  t.request_sent = t.start + milliseconds(17);
+  ProbeResult r;
+  summarize(t, 0.25, r);
+  for (auto p : kAllPhases) EXPECT_GE(*r.phases[static_cast<int>(p)], 0.0) << to_string(p);
+  EXPECT_EQ(*r.phases[static_cast<int>(Phase::first_token)], 0.0);
+  EXPECT_NEAR(*r.ttft, 0.016, 1e-12);
+}
+
 TEST(Timeline, ReusedConnectionHasNoConnectPhases) {
   Timeline t = planted({20}, 100, 0);
   t.resolved.reset();
