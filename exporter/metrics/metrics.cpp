@@ -671,4 +671,9 @@ std::string Metrics::render() const {
   return out.str();
 }
 
+std::string Metrics::render(Exposition format) const {
+  static_cast<void>(format);
+  return render();
+}
+
 }  // namespace lse::metrics

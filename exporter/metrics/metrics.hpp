@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "config/config.hpp"
+#include "metrics/exposition.hpp"
 #include "probe/result.hpp"
 #include "report/diagnosis.hpp"
 
@@ -49,6 +50,9 @@ class Metrics {
 
   // Prometheus text exposition format 0.0.4.
   std::string render() const;
+  // The format a scrape negotiated (metrics/exposition.hpp). OpenMetrics is
+  // not written yet: until then both give the text format.
+  std::string render(Exposition format) const;
 
  private:
   struct Impl;
