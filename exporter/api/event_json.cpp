@@ -41,8 +41,10 @@ std::size_t member_string_bytes(dom::object o, std::string_view key) {
 std::int64_t int_or_missing(dom::object o, std::string_view key) {
   dom::element e;
   if (o.at_key(key).get(e) != simdjson::SUCCESS) return -1;
+  // A negative count is no count: the caller's -1 means "not reported", and
+  // any other negative value would pass for a real one downstream.
   std::int64_t i;
-  if (e.get_int64().get(i) == simdjson::SUCCESS) return i;
+  if (e.get_int64().get(i) == simdjson::SUCCESS) return i >= 0 ? i : -1;
   double d;
   if (e.get_double().get(d) == simdjson::SUCCESS && d >= 0 && d < 9.2e18) {
     return static_cast<std::int64_t>(d);

@@ -4,6 +4,7 @@
 // and finishReason on the last chunk, which is the stream's end (Gemini sends
 // no [DONE]).
 #include <cctype>
+#include <limits>
 
 #include "api/dialects.hpp"
 #include "api/event_json.hpp"
@@ -31,8 +32,13 @@ Usage read_usage(dom::object u) {
   usage.prompt_tokens = int_or_missing(u, "promptTokenCount");
   usage.completion_tokens = int_or_missing(u, "candidatesTokenCount");
   usage.reasoning_tokens = int_or_missing(u, "thoughtsTokenCount");
-  if (usage.completion_tokens >= 0 && usage.reasoning_tokens > 0)
-    usage.completion_tokens += usage.reasoning_tokens;
+  // Saturating: two huge counts must not overflow (undefined behaviour).
+  if (usage.completion_tokens >= 0 && usage.reasoning_tokens > 0) {
+    constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+    usage.completion_tokens = usage.completion_tokens > kMax - usage.reasoning_tokens
+                                  ? kMax
+                                  : usage.completion_tokens + usage.reasoning_tokens;
+  }
   return usage;
 }
 
