@@ -81,17 +81,26 @@ class Layout:
             self.x = 0
             self.row_h = 0
 
-    def add(self, panel, w, h):
+    def add(self, panel, w, h, id_last=False):
+        """id_last: the panel takes its id after every other panel's (done()), so that
+        a panel added later leaves the ids of the existing ones, and links to them, as
+        they were."""
         if self.x + w > 24:
             self.newline()
         panel = dict(panel)
-        panel["id"] = self._id()
+        panel["id"] = None if id_last else self._id()
         panel["datasource"] = DS
         panel["gridPos"] = {"h": h, "w": w, "x": self.x, "y": self.y}
         self.x += w
         self.row_h = max(self.row_h, h)
         self.panels.append(panel)
         return panel
+
+    def done(self):
+        for p in self.panels:
+            if p["id"] is None:
+                p["id"] = self._id()
+        return self.panels
 
 
 def thresholds(*steps):
@@ -180,6 +189,35 @@ def table(title, description, tgts, unit, thresholds_, links=None):
     return p
 
 
+def info_table(title, description, expr, columns, links=None):
+    """A table of an info metric: one row per series, its labels as columns (in
+    `columns` order), the constant value and the timestamp hidden."""
+    overrides = []
+    if links:
+        overrides.append({"matcher": {"id": "byName", "options": columns[0]},
+                          "properties": [{"id": "links", "value": links}]})
+    return {
+        "type": "table", "title": title, "description": description,
+        "targets": [target(expr, "", fmt="table", instant=True)],
+        "fieldConfig": {
+            "defaults": {"custom": {"align": "auto", "cellOptions": {"type": "auto"}}},
+            "overrides": overrides,
+        },
+        "options": {"showHeader": True, "cellHeight": "sm",
+                    "sortBy": [{"displayName": columns[0], "desc": False}]},
+        "transformations": [{"id": "organize", "options": {
+            "excludeByName": {"Time": True, "Value": True},
+            "indexByName": {c: i for i, c in enumerate(columns)}, "renameByName": {}}}],
+    }
+
+
+TARGET_COLUMNS = ["target", "api", "model", "host", "location"]
+TARGETS_EXPR = (f'max by ({", ".join(TARGET_COLUMNS)}) '
+                f'(llm_stream_target_info{{{SEL_T}}})')
+TARGETS_DESCRIPTION = ("Which API dialect (api:), model and upstream host each target speaks to "
+                       "(llm_stream_target_info, DESIGN §9), per location.")
+
+
 def query_var(name, label, query, multi=True, include_all=True):
     v = {
         "name": name, "label": label, "type": "query", "datasource": DS,
@@ -225,6 +263,9 @@ DRILL = "/d/llm-stream-target/llm-stream-target-drill-down"
 # A data link on the series: opens the drill-down for the series' target.
 DRILL_LINK = [{"title": "Drill down into ${__field.labels.target}",
                "url": DRILL + "?var-datasource=${datasource}&var-target=${__field.labels.target}&${__url_time_range}"}]
+# The same from a table cell of the target column.
+DRILL_CELL_LINK = [{"title": "Drill down into ${__value.text}",
+                    "url": DRILL + "?var-datasource=${datasource}&var-target=${__value.text}&${__url_time_range}"}]
 
 
 def overview():
@@ -249,6 +290,8 @@ def overview():
     lay.add(stat("Exporter versions", "llm_stream_exporter_build_info: exporters per version.",
                  targets(('count by (version, revision) (llm_stream_exporter_build_info)', "{{version}} ({{revision}})")),
                  text_mode="value_and_name"), 5, 4)
+    lay.add(info_table("Targets", TARGETS_DESCRIPTION, TARGETS_EXPR, TARGET_COLUMNS,
+                       links=DRILL_CELL_LINK), 24, 6, id_last=True)
 
     lay.row("Latency")
     lay.add(timeseries(
@@ -330,7 +373,7 @@ def overview():
     return dashboard("llm-stream-overview", "LLM stream / Overview",
                      "All probed LLM targets: time to first token, inter-chunk gaps against the "
                      "alert threshold, stalls, failures and freshness (llm-stream-exporter).",
-                     variables, lay.panels, links)
+                     variables, lay.done(), links)
 
 
 def drilldown():
@@ -352,6 +395,8 @@ def drilldown():
     lay.add(stat("Probes (time range)", "Probes of the target in the time range, all results.",
                  targets((f'sum(increase(llm_stream_probes_total{{{SEL}}}[$__range]))', "probes")),
                  unit="short"), 6, 4)
+    lay.add(info_table("Targets", TARGETS_DESCRIPTION, TARGETS_EXPR, TARGET_COLUMNS), 18, 4,
+            id_last=True)
 
     lay.row("Gaps")
     lay.add({
@@ -479,7 +524,7 @@ def drilldown():
     return dashboard("llm-stream-target", "LLM stream / Target drill-down",
                      "One target: gap distribution, per-stream gaps, phases, tail, duration, "
                      "tokens/s, finish reasons and the diagnosis of DESIGN §7 (llm-stream-exporter).",
-                     variables, lay.panels, links)
+                     variables, lay.done(), links)
 
 
 DASHBOARDS = {

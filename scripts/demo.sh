@@ -35,4 +35,7 @@ sleep 1
 python3 scripts/live_view.py --url "http://127.0.0.1:$PORT/metrics" --seconds "${DEMO_SECONDS:-0}"
 echo
 echo "Selected series from http://127.0.0.1:$PORT/metrics:"
-curl -s "http://127.0.0.1:$PORT/metrics" | grep -E '^llm_stream_(stalls_total|probes_total|probe_failures_total\{[^}]*\} [1-9])' | head -20
+METRICS=$(curl -s "http://127.0.0.1:$PORT/metrics")
+# Which dialect each target speaks, then what its probes saw.
+grep -E '^llm_stream_target_info' <<<"$METRICS" || true
+grep -E '^llm_stream_(stalls_total|probes_total|probe_failures_total\{[^}]*\} [1-9])' <<<"$METRICS" | head -20 || true

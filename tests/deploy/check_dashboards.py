@@ -9,14 +9,18 @@ Fails (exit 1) when:
   query or query variable is not on it (`${datasource}` / `$datasource`), or a
   datasource uid is hard-coded anywhere (also `__inputs` / `${DS_...}`);
 - the target/prompt/location variables are missing;
-- a query names a metric that is not in DESIGN §3 (+ llm_stream_diagnosis) or a
-  recording rule of config/prometheus/ (histograms: _bucket/_sum/_count);
+- a query names a metric that is not in DESIGN §3 or a recording rule of
+  config/prometheus/ (histograms: _bucket/_sum/_count);
+- deploylib's metric list and the §3 table of docs/DESIGN.md differ, or
+  ../shared/DESIGN.md (when present) names a metric deploylib does not know;
+- the overview lacks the "Targets" table of llm_stream_target_info;
 - a rate()/increase() window is not $__rate_interval (or $__range);
 - a panel showing seconds (a *_seconds quantile or recording rule) is not in unit "s";
 - the hidden threshold constants differ from the alert thresholds;
 - grafana/build_dashboards.py would write something else (stale JSON).
 
-Usage: python3 tests/deploy/check_dashboards.py [--design ../shared/DESIGN.md]
+Usage: python3 tests/deploy/check_dashboards.py [--project-design docs/DESIGN.md]
+                                                [--design ../shared/DESIGN.md]
 """
 import argparse
 import re
@@ -124,23 +128,58 @@ def check_dashboard(path, dash, allowed, errors):
                 err(f"variable {var}={variables[var]['query']} differs from {alert}'s threshold {want}")
 
 
+def cross_check_design(project_design, shared_design):
+    """deploylib's metric list against the §3 tables (see the docstring)."""
+    errors = []
+    names = lib.design_metric_names(project_design)
+    # DESIGN writes output/input tokens on one row; both are in the list.
+    for what, diff in (("names metrics unknown to deploylib", names - lib.DESIGN_METRICS),
+                       ("lacks metrics deploylib lists", lib.DESIGN_METRICS - names)):
+        if diff:
+            errors.append(f"{project_design} §3 {what}: {sorted(diff)}")
+    print(f"cross-checked {len(names)} metric names with {project_design}")
+    try:
+        missing = lib.design_metric_names(shared_design) - lib.DESIGN_METRICS
+        if missing:
+            errors.append(f"{shared_design} §3 names metrics unknown to deploylib: {sorted(missing)}")
+        print(f"cross-checked the metric names of {shared_design}")
+    except FileNotFoundError:
+        print(f"note: {shared_design} not found; not cross-checked")
+    return errors
+
+
+def check_targets_table(path, dash, errors):
+    """The overview's "Targets" table: one row per target from llm_stream_target_info,
+    with its api, model and host as columns."""
+    panels = [p for p in lib.all_panels(dash) if p.get("title") == "Targets"]
+    if not panels:
+        errors.append(f"{path.name}: no \"Targets\" panel")
+        return
+    p = panels[0]
+    exprs = [t.get("expr", "") for t in p.get("targets", []) or []]
+    if p.get("type") != "table" or not any("llm_stream_target_info" in e for e in exprs):
+        errors.append(f"{path.name}: \"Targets\" is not a table of llm_stream_target_info")
+    for t in p.get("targets", []) or []:
+        if t.get("format") != "table" or not t.get("instant"):
+            errors.append(f"{path.name}: \"Targets\" query {t.get('refId')} is not an instant table query")
+    labels = re.findall(r"by \(([^)]*)\)", " ".join(exprs))
+    shown = {x.strip() for group in labels for x in group.split(",")}
+    for label in ("target", "api", "model", "host"):
+        if label not in shown:
+            errors.append(f"{path.name}: \"Targets\" does not keep the label {label!r}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--design", default=str(lib.REPO.parent / "shared" / "DESIGN.md"),
-                    help="DESIGN.md to cross-check the metric list against (skipped if absent)")
+                    help="the original contract: names no metric unknown here (skipped if absent)")
+    ap.add_argument("--project-design", default=str(lib.PROJECT_DESIGN),
+                    help="the project's DESIGN.md: its §3 table names exactly deploylib's metrics")
     args = ap.parse_args()
     errors = []
 
     allowed = lib.exposed_series_names() | lib.recorded_names()
-    try:
-        names = lib.design_metric_names(args.design)
-        missing = {n for n in names if n not in lib.DESIGN_METRICS}
-        # DESIGN writes output/input tokens on one row; both are in the list.
-        if missing:
-            errors.append(f"DESIGN §3 names metrics unknown to deploylib: {sorted(missing)}")
-        print(f"cross-checked {len(names)} metric names with {args.design}")
-    except FileNotFoundError:
-        print(f"note: {args.design} not found; metric list not cross-checked")
+    errors += cross_check_design(args.project_design, args.design)
 
     dashboards = lib.load_dashboards()
     if len(dashboards) < 2:
@@ -151,6 +190,8 @@ def main():
     n_panels = 0
     for path, dash in dashboards:
         check_dashboard(path, dash, allowed, errors)
+        if path.name == "llm-stream-overview.json":
+            check_targets_table(path, dash, errors)
         n_panels += len(lib.all_panels(dash))
 
     gen = subprocess.run([sys.executable, str(lib.GRAFANA_DIR / "build_dashboards.py"), "--check"],

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks docs/deploy.md and docs/runbook.md.
+"""Checks docs/deploy.md, docs/runbook.md, and the dialects in README.md and docs/DESIGN.md.
 
 Fails (exit 1) when:
 - deploy.md lacks a section for standalone, daemonset, sidecar, API keys/secrets,
@@ -9,10 +9,21 @@ Fails (exit 1) when:
   `promtool check config` (rule_files pointed at config/prometheus/*.yml;
   kubernetes_sd_configs replaced by a static target, as Debian's Prometheus
   has no Kubernetes discovery);
-- a relative link or #anchor of either document points nowhere.
+- a relative link or #anchor of either document points nowhere;
+- a ```yaml block of README.md does not parse, or one with `targets:` fails
+  `llm_stream_exporter check-config` (a `prompts:` section, `listen: 127.0.0.1:0`
+  and the environment variables it names are supplied when it has none);
+- a dialect the exporter supports has no README.md config block, or not one row
+  in each of the two tables of docs/DESIGN.md §9 (request and stream), or a row
+  names a dialect the exporter does not know.
+The exporter binary is $LSE_EXPORTER, else $BUILD_DIR/exporter/llm_stream_exporter,
+else build/exporter/llm_stream_exporter; without one the README configs are only
+parsed (a note says so).
 
-Usage: python3 tests/deploy/check_docs.py
+Usage: python3 tests/deploy/check_docs.py [--readme F] [--design F] [--exporter BIN]
 """
+import argparse
+import os
 import pathlib
 import re
 import shutil
@@ -44,8 +55,122 @@ def anchors(md):
     return {anchor(m.group(1)) for m in re.finditer(r"^#{1,6}\s+(.+?)\s*$", md, re.M)}
 
 
+def exporter_binary(given=None):
+    build = os.environ.get("BUILD_DIR", "")
+    for cand in (given, os.environ.get("LSE_EXPORTER"),
+                 build and str(pathlib.Path(build) / "exporter" / "llm_stream_exporter"),
+                 str(REPO / "build" / "exporter" / "llm_stream_exporter")):
+        if cand and os.access(cand, os.X_OK):
+            return cand
+    return None
+
+
+def supported_dialects(binary):
+    """The exporter's api values, from its error for an unknown one."""
+    with tempfile.TemporaryDirectory() as d:
+        p = pathlib.Path(d) / "probe.yaml"
+        p.write_text("listen: '127.0.0.1:0'\nprompts: {p: {text: hi}}\n"
+                     "targets: [{name: t, url: 'http://127.0.0.1:1', model: m, api: no-such-api}]\n")
+        r = subprocess.run([binary, "check-config", str(p)], capture_output=True, text=True)
+    m = re.search(r"supported: ([a-z0-9, -]+)\)", r.stdout + r.stderr)
+    return [s.strip() for s in m.group(1).split(",")] if m else None
+
+
+def env_names(node):
+    """Environment variables a config's auth blocks read."""
+    out = set()
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if k in ("bearer_token_env", "env") and isinstance(v, str):
+                out.add(v)
+            out |= env_names(v)
+    elif isinstance(node, list):
+        for v in node:
+            out |= env_names(v)
+    return out
+
+
+def check_config_block(binary, data):
+    """check-config on one README block; None when valid, else the output."""
+    data = dict(data)
+    data.setdefault("prompts", {"short": {"text": "What is the capital of France?"}})
+    # check-config may try the listen address; the default :9687 may be taken
+    # by a running exporter, which says nothing about the block.
+    data.setdefault("listen", "127.0.0.1:0")
+    env = dict(os.environ)
+    for name in env_names(data):
+        env[name] = "docs-check-key"
+    with tempfile.TemporaryDirectory() as d:
+        p = pathlib.Path(d) / "readme.yaml"
+        p.write_text(yaml.safe_dump(data, sort_keys=False))
+        r = subprocess.run([binary, "check-config", str(p)], capture_output=True, text=True, env=env)
+    return None if r.returncode == 0 else (r.stdout + r.stderr).strip()
+
+
+def check_readme(readme, binary, errors):
+    """README's yaml blocks; returns the api values its configs name."""
+    apis = []
+    text = pathlib.Path(readme).read_text()
+    for i, m in enumerate(re.finditer(r"```yaml\n(.*?)```", text, re.S)):
+        try:
+            data = yaml.safe_load(m.group(1))
+        except yaml.YAMLError as e:
+            errors.append(f"README.md: yaml block {i + 1} does not parse: {e}")
+            continue
+        if not isinstance(data, dict) or "targets" not in data:
+            continue
+        apis += [t.get("api", "openai-chat") for t in data["targets"] or [] if isinstance(t, dict)]
+        if binary:
+            out = check_config_block(binary, data)
+            if out is not None:
+                errors.append(f"README.md: yaml block {i + 1} fails check-config:\n    {out}")
+    return apis
+
+
+def design_dialect_rows(design):
+    """{api: number of rows} in the tables of DESIGN §9."""
+    text = pathlib.Path(design).read_text()
+    if "\n## 9." not in text:
+        return {}
+    sec = text.split("\n## 9.", 1)[1].split("\n## ", 1)[0]
+    rows = {}
+    for m in re.finditer(r"^\| `([a-z0-9-]+)` \|", sec, re.M):
+        rows[m.group(1)] = rows.get(m.group(1), 0) + 1
+    return rows
+
+
+def check_dialects(readme, design, binary, errors):
+    apis = check_readme(readme, binary, errors)
+    if not binary:
+        print("note: no llm_stream_exporter binary: README configs parsed, not checked; "
+              "dialect coverage not checked")
+        return
+    supported = supported_dialects(binary)
+    if not supported:
+        errors.append(f"{binary} check-config did not list the supported api values")
+        return
+    for api in supported:
+        if api not in apis:
+            errors.append(f"README.md: no config block with api: {api}")
+    rows = design_dialect_rows(design)
+    for api in supported:
+        if rows.get(api, 0) != 2:
+            errors.append(f"DESIGN.md §9: {rows.get(api, 0)} table rows for {api}, want 2 "
+                          "(request and stream)")
+    for api in sorted(set(rows) - set(supported)):
+        errors.append(f"DESIGN.md §9: row for {api}, which the exporter does not support")
+    print(f"dialects: {len(supported)} supported, README configs for {len(set(apis))}, "
+          f"DESIGN §9 rows for {len(rows)} ({binary})")
+
+
 def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--readme", default=str(REPO / "README.md"))
+    ap.add_argument("--design", default=str(DOCS / "DESIGN.md"))
+    ap.add_argument("--exporter", help="the llm_stream_exporter binary (default: see above)")
+    args = ap.parse_args()
     errors = []
+    check_dialects(args.readme, args.design, exporter_binary(args.exporter), errors)
     deploy = (DOCS / "deploy.md").read_text()
     for name, rx in SECTIONS.items():
         if not re.search(rx, deploy, re.M | re.I):

@@ -1,9 +1,12 @@
 """Shared helpers of the deploy checks: the metric contract, PromQL name
 extraction, and walking the dashboards and rule files for expressions.
 
-The metric list below is DESIGN §3 (plus llm_stream_diagnosis, the verdict of
-DESIGN §7). check_dashboards.py cross-checks it against ../shared/DESIGN.md
-when that file is present, so a change to the contract is noticed here.
+The metric list below is the table of DESIGN §3 as docs/DESIGN.md records it
+(llm_stream_diagnosis, the verdict of §7, and llm_stream_target_info, the
+dialect of each target, §9, included). check_dashboards.py checks that the
+two name the same metrics, and that ../shared/DESIGN.md (the original
+contract, when present) names none unknown here, so a change to the contract
+is noticed here.
 """
 import json
 import pathlib
@@ -12,6 +15,7 @@ import re
 import yaml
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
+PROJECT_DESIGN = REPO / "docs" / "DESIGN.md"
 GRAFANA_DIR = REPO / "grafana"
 RULES_DIR = REPO / "config" / "prometheus"
 
@@ -36,6 +40,7 @@ COUNTERS = {
     "llm_stream_input_tokens_total",
     "llm_stream_finish_reasons_total",
     "llm_stream_warmup_probes_total",
+    "llm_stream_row_write_errors_total",
 }
 GAUGES = {
     "llm_stream_last_probe_success",
@@ -44,7 +49,8 @@ GAUGES = {
     "llm_stream_exporter_build_info",
     "llm_stream_exporter_config_last_reload_successful",
     "llm_stream_exporter_config_last_reload_success_timestamp_seconds",
-    "llm_stream_diagnosis",  # DESIGN §7 verdict, agreed addition to §3
+    "llm_stream_diagnosis",  # DESIGN §7 verdict
+    "llm_stream_target_info",  # {target, api, model, host} = 1 (DESIGN §9)
 }
 DESIGN_METRICS = HISTOGRAMS | COUNTERS | GAUGES
 

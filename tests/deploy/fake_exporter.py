@@ -2,8 +2,8 @@
 """A stand-in for llm_stream_exporter's /metrics, for testing the PromQL of the
 dashboards and rules without the C++ exporter (promql_e2e.py --fake-exporter).
 
-It exposes every metric of DESIGN §3 (+ llm_stream_diagnosis) with the
-default buckets, for two targets x two prompts, and simulates a probe per
+It exposes every metric of DESIGN §3 (deploylib's list) with the default
+buckets, for three targets (three dialects) x two prompts, and simulates a probe per
 target/prompt every --probe-interval seconds with random but plausible
 timings, so counters and histograms grow between scrapes.
 
@@ -25,7 +25,11 @@ PHASES = ["resolve", "connect", "tls", "request", "headers", "first_token"]
 REASONS = ["resolve", "connect", "tls", "http_4xx", "http_429", "http_5xx", "timeout_first_token",
            "timeout_idle", "timeout_total", "truncated", "protocol", "upstream_error", "canceled"]
 SHAPES = ["queue", "transport", "long_answer", "shared_capacity"]
-TARGETS = {"fake-openai": "gpt-4o-mini", "fake-vllm": "llama-3.1-8b"}
+TARGETS = {"fake-openai": "gpt-4o-mini", "fake-vllm": "llama-3.1-8b", "fake-claude": "claude-sonnet-4-5"}
+# llm_stream_target_info's api and host of each target (DESIGN §9).
+TARGET_INFO = {"fake-openai": ("openai-chat", "api.openai.com"),
+               "fake-vllm": ("openai-completions", "vllm.internal:8000"),
+               "fake-claude": ("anthropic-messages", "api.anthropic.com")}
 PROMPTS = ["short", "long"]
 
 
@@ -159,11 +163,15 @@ class Fake:
             out = []
             for s in self.series:
                 out += s.lines()
-            for t in TARGETS:
+            for t, model in TARGETS.items():
                 out.append(f'llm_stream_stall_threshold_seconds{{target="{t}"}} 0.25')
+                api, host = TARGET_INFO[t]
+                out.append(f'llm_stream_target_info{{target="{t}",api="{api}",model="{model}",'
+                           f'host="{host}"}} 1')
             out.append('llm_stream_exporter_build_info{version="0.0.0-fake",revision="fake"} 1')
             out.append("llm_stream_exporter_config_last_reload_successful 1")
             out.append(f"llm_stream_exporter_config_last_reload_success_timestamp_seconds {time.time()}")
+            out.append("llm_stream_row_write_errors_total 0")
         return "\n".join(out) + "\n"
 
 

@@ -52,6 +52,7 @@ CORE_PANELS = [
     "Age of last success",
     "Last probe result",
     "Config reload",
+    "Targets",
     # target drill-down
     "Inter-chunk gap distribution",
     "Gap p50 / p95 / p99 by prompt",

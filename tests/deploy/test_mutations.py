@@ -20,7 +20,9 @@ CHART = REPO / "helm" / "llm-stream-exporter"
 sys.path.insert(0, str(HERE))
 
 import check_dashboards  # noqa: E402
+import check_docs  # noqa: E402
 import deploylib as lib  # noqa: E402
+import fake_exporter  # noqa: E402
 import validate_chart  # noqa: E402
 
 PY = sys.executable
@@ -138,6 +140,7 @@ class DashboardMutations(unittest.TestCase):
         errors = []
         allowed = lib.exposed_series_names() | lib.recorded_names()
         check_dashboards.check_dashboard(path, dash, allowed, errors)
+        check_dashboards.check_targets_table(path, dash, errors)
         return "\n".join(errors)
 
     def panel(self, dash, title):
@@ -182,10 +185,121 @@ class DashboardMutations(unittest.TestCase):
             d["templating"]["list"] = [v for v in d["templating"]["list"] if v["name"] != "datasource"]
         self.assertIn("no `datasource` variable", self.errors(m))
 
+    def test_no_targets_table(self):
+        def m(d):
+            d["panels"] = [p for p in d["panels"] if p.get("title") != "Targets"]
+        self.assertIn('no "Targets" panel', self.errors(m))
+
+    def test_targets_table_drops_a_label(self):
+        def m(d):
+            t = self.panel(d, "Targets")["targets"][0]
+            t["expr"] = t["expr"].replace("api, ", "")
+        self.assertIn('"Targets" does not keep the label \'api\'', self.errors(m))
+
+    def test_targets_table_not_instant(self):
+        def m(d):
+            self.panel(d, "Targets")["targets"][0]["instant"] = False
+        self.assertIn('"Targets" query A is not an instant table query', self.errors(m))
+
+    def test_targets_table_unknown_metric(self):
+        def m(d):
+            t = self.panel(d, "Targets")["targets"][0]
+            t["expr"] = t["expr"].replace("llm_stream_target_info", "llm_stream_target_infos")
+        self.assertIn("'llm_stream_target_infos' is neither in DESIGN", self.errors(m))
+
     def test_threshold_constant_drifts(self):
         def m(d):
             [v for v in d["templating"]["list"] if v["name"] == "gap_p95_warning"][0]["query"] = "0.3"
         self.assertIn("differs from LLMStreamGapP95High", self.errors(m))
+
+
+class MetricListMutations(unittest.TestCase):
+    """deploylib's metric list against docs/DESIGN.md §3 and fake_exporter.py."""
+
+    def design_without(self, row_start):
+        d = pathlib.Path(tempfile.mkdtemp(prefix="lse-mut-design-"))
+        self.addCleanup(shutil.rmtree, d, ignore_errors=True)
+        text = lib.PROJECT_DESIGN.read_text()
+        lines = [line for line in text.splitlines(True) if not line.startswith(row_start)]
+        self.assertLess(len(lines), len(text.splitlines(True)), f"no row starting {row_start!r}")
+        (d / "DESIGN.md").write_text("".join(lines))
+        return str(d / "DESIGN.md")
+
+    def test_original_is_clean(self):
+        self.assertEqual(check_dashboards.cross_check_design(str(lib.PROJECT_DESIGN), "/nonexistent"), [])
+
+    def test_design_lacks_target_info(self):
+        errors = check_dashboards.cross_check_design(self.design_without("| `llm_stream_target_info"),
+                                                     "/nonexistent")
+        self.assertIn("lacks metrics deploylib lists: ['llm_stream_target_info']", "\n".join(errors))
+
+    def test_design_names_an_unknown_metric(self):
+        saved = set(lib.DESIGN_METRICS)
+        lib.DESIGN_METRICS.discard("llm_stream_target_info")
+        try:
+            errors = check_dashboards.cross_check_design(str(lib.PROJECT_DESIGN), "/nonexistent")
+        finally:
+            lib.DESIGN_METRICS.clear()
+            lib.DESIGN_METRICS.update(saved)
+        self.assertIn("names metrics unknown to deploylib: ['llm_stream_target_info']", "\n".join(errors))
+
+    def test_fake_exporter_exposes_every_metric(self):
+        fake = fake_exporter.Fake(probe_interval=3600)
+        try:
+            text = fake.exposition()
+        finally:
+            fake.stop.set()
+        names = {line.split("{")[0].split(" ")[0] for line in text.splitlines() if line}
+        self.assertEqual(lib.exposed_series_names() - names, set())
+        self.assertRegex(text, r'llm_stream_target_info\{target="[^"]+",api="[a-z-]+",model="[^"]+",host="[^"]+"\} 1')
+
+
+class DocsMutations(unittest.TestCase):
+    """check_docs.check_dialects on broken copies of README.md and docs/DESIGN.md."""
+
+    def setUp(self):
+        self.binary = check_docs.exporter_binary()
+        if not self.binary:
+            self.skipTest("no llm_stream_exporter binary (build it, or set LSE_EXPORTER)")
+        self.tmp = pathlib.Path(tempfile.mkdtemp(prefix="lse-mut-docs-"))
+        self.readme = self.tmp / "README.md"
+        self.design = self.tmp / "DESIGN.md"
+        shutil.copy(REPO / "README.md", self.readme)
+        shutil.copy(lib.PROJECT_DESIGN, self.design)
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def edit(self, path, old, new):
+        text = path.read_text()
+        self.assertIn(old, text)
+        path.write_text(text.replace(old, new, 1))
+
+    def errors(self):
+        errors = []
+        check_docs.check_dialects(str(self.readme), str(self.design), self.binary, errors)
+        return "\n".join(errors)
+
+    def test_original_is_clean(self):
+        self.assertEqual(self.errors(), "")
+
+    def test_readme_config_invalid(self):
+        self.edit(self.readme, "api: anthropic-messages\n", "api: anthropic-message\n")
+        self.assertRegex(self.errors(), r"README.md: yaml block \d+ fails check-config:\n.*unknown api 'anthropic-message'")
+
+    def test_readme_lacks_a_dialect(self):
+        self.edit(self.readme, "    api: gemini\n", "    api: openai-chat\n")
+        self.assertIn("README.md: no config block with api: gemini", self.errors())
+
+    def test_design_lacks_a_row(self):
+        text = self.design.read_text()
+        self.design.write_text("".join(line for line in text.splitlines(True)
+                                       if not (line.startswith("| `gemini` |") and "SSE" in line)))
+        self.assertIn("DESIGN.md §9: 1 table rows for gemini, want 2", self.errors())
+
+    def test_design_row_unknown_dialect(self):
+        self.edit(self.design, "| `ollama-generate` | NDJSON |", "| `ollama-generat` | NDJSON |")
+        self.assertIn("DESIGN.md §9: row for ollama-generat, which the exporter does not support", self.errors())
 
 
 class RuleMutations(unittest.TestCase):
