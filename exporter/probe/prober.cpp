@@ -183,11 +183,11 @@ http::Request Prober::build_request(const config::Prompt& prompt) const {
   req.body = adapter_->build_body(spec);
   req.headers = request_headers(target_, user_agent_, adapter_->framing());
   // The dialect's fixed headers (anthropic-version), unless headers: sets them.
-  for (auto& [name, value] : adapter_->extra_headers()) {
+  for (auto& header : adapter_->extra_headers()) {
     const bool overridden =
         std::any_of(req.headers.begin(), req.headers.end(),
-                    [&](const auto& kv) { return text::iequals(kv.first, name); });
-    if (!overridden) req.headers.emplace_back(std::move(name), std::move(value));
+                    [&](const auto& kv) { return text::iequals(kv.first, header.first); });
+    if (!overridden) req.headers.push_back(std::move(header));
   }
   return req;
 }
