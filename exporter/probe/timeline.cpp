@@ -42,10 +42,10 @@ Boundaries causal_boundaries(const Timeline& t) {
   b.at = {t.resolved, t.connected, t.tls_done, t.request_sent, t.headers, std::nullopt};
   if (!t.content_arrivals.empty() && t.headers) b.at.back() = t.content_arrivals.front();
   std::optional<TimePoint> next;
-  for (auto it = b.at.rbegin(); it != b.at.rend(); ++it) {
-    if (!*it) continue;
-    if (next && **it > *next) *it = next;
-    next = *it;
+  for (std::size_t i = b.at.size(); i-- > 0;) {
+    if (!b.at[i]) continue;
+    if (next && *b.at[i] > *next) b.at[i] = next;
+    next = b.at[i];
   }
   return b;
 }
