@@ -14,6 +14,15 @@ namespace {
 
 constexpr int kExitUsage = 2;  // what a bad command line exits with
 
+// check-config takes its file as FILE or, as serve does, --config.file:
+// exactly one of the two.
+void add_config_file_alternative(CLI::App& check_cmd, std::string& path) {
+  auto* group = check_cmd.add_option_group("config file", "FILE or --config.file");
+  group->add_option(check_cmd.get_option("file"))->required(false);
+  group->add_option("--config.file,--config", path, "config file (instead of FILE)");
+  group->require_option(1);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -26,19 +35,18 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"debug", "info", "warn", "error"}));
   app.add_option("--log.format", log_format, "logfmt or json")
       ->check(CLI::IsMember({"logfmt", "json"}));
-  std::string serve_config = "config.yaml";
-  app.add_option("--config", serve_config, "config file (for the default `serve`)");
 
-  auto* serve_cmd = app.add_subcommand("serve", "run the exporter (default)");
-  serve_cmd->add_option("--config", serve_config, "config file")->check(CLI::ExistingFile);
+  cli::ServeOptions serve_opts;
+  cli::add_serve_command(app, serve_opts);
 
-  std::string check_path;
+  cli::CheckConfigOptions check_opts;
   auto* check_cmd =
       app.add_subcommand("check-config",
                          "validate a config file and exit (0 ok, 2 invalid); lists each target's "
                          "api, request URL and key header. api values: " +
                              api::dialect_list());
-  check_cmd->add_option("file", check_path, "config file")->required();
+  cli::add_check_config_options(*check_cmd, check_opts);
+  add_config_file_alternative(*check_cmd, check_opts.path);
 
   cli::RunOptions run_opts;
   auto* run_cmd = cli::add_run_command(app, run_opts);
@@ -54,9 +62,9 @@ int main(int argc, char** argv) {
   }
   cli::setup_logging(log_level, log_format);
 
-  if (check_cmd->parsed()) return cli::check_config_command(check_path);
+  if (check_cmd->parsed()) return cli::check_config_command(check_opts);
   if (run_cmd->parsed())
     return cli::run_command(run_opts, service::user_agent(), service::host_label());
   if (compare_cmd->parsed()) return cli::compare_command(compare_opts);
-  return cli::serve_command(serve_config);
+  return cli::serve_command(serve_opts);
 }

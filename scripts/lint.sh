@@ -4,13 +4,15 @@
 #   2. function lengths: none over 80 lines (scripts/function_lengths.sh);
 #   3. clang-tidy: zero findings with the checks of .clang-tidy, over every
 #      source under exporter/ (needs BUILD_DIR/compile_commands.json: run
-#      scripts/build.sh first).
-# Usage: scripts/lint.sh [format|length|tidy]...   (default: all three)
+#      scripts/build.sh first);
+#   4. logs: every log event goes through log/log.hpp (structured fields,
+#      escaped values), never spdlog's format strings directly.
+# Usage: scripts/lint.sh [format|length|tidy|logs]...   (default: all four)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
 steps=("$@")
-[ ${#steps[@]} -eq 0 ] && steps=(format length tidy)
+[ ${#steps[@]} -eq 0 ] && steps=(format length logs tidy)
 
 sources() { git ls-files --cached --others --exclude-standard "$@" 2>/dev/null || find "$@" -type f; }
 
@@ -41,6 +43,14 @@ for step in "${steps[@]}"; do
           --extra-arg=-DBOOST_ASIO_HAS_STD_COROUTINE=1 2>/dev/null
       echo "lint: clang-tidy clean (${#files[@]} files, $(( $(date +%s) - start )) s)"
       ;;
-    *) echo "usage: scripts/lint.sh [format|length|tidy]..." >&2; exit 2 ;;
+    logs)
+      if grep -rnE 'spdlog::(trace|debug|info|warn|error|critical)\(' exporter \
+          --include='*.cpp' --include='*.hpp' --exclude-dir=log; then
+        echo "lint: log through log::debug/info/warn/error (exporter/log/log.hpp), not spdlog" >&2
+        exit 1
+      fi
+      echo "lint: every log event is structured"
+      ;;
+    *) echo "usage: scripts/lint.sh [format|length|tidy|logs]..." >&2; exit 2 ;;
   esac
 done

@@ -11,7 +11,7 @@ BUILD_PKGS=(
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 TEST_PKGS=(
-  clang-format clang-tidy universal-ctags
+  clang-format clang-tidy universal-ctags apache2-utils
   python3 python3-yaml python3-jsonschema curl procps
   nginx-light prometheus
   golang-go golang-github-masterminds-sprig-dev golang-gopkg-yaml.v2-dev

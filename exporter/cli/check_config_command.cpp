@@ -11,6 +11,24 @@
 #include "net/url.hpp"
 
 namespace lse::cli {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitInvalid = 2;
+
+// "1 target", "2 targets"; "series" is its own plural.
+std::string count_of(std::size_t n, std::string_view one, std::string_view many) {
+  return fmt::format("{} {}", n, n == 1 ? one : many);
+}
+
+}  // namespace
+
+void add_check_config_options(CLI::App& check_config, CheckConfigOptions& o) {
+  check_config.add_option("file", o.path, "config file")->required();
+  check_config.add_flag("--no-env-check", o.no_env_check,
+                        "validate without the secrets present: auth env variables and secret "
+                        "files (and TLS client cert/key) are listed as not checked");
+}
 
 std::string describe_target(const config::Target& t) {
   const auto adapter = api::make_adapter(t.api, t.count);
@@ -33,19 +51,45 @@ std::string describe_target(const config::Target& t) {
                      t.model, key);
 }
 
-int check_config_command(const std::string& path) {
+// The series count is the one metrics.max_series bounds: every series the
+// config can put on /metrics, finish reasons and process_* included.
+std::string summary_line(const std::string& path, const config::Config& cfg) {
+  return fmt::format("{}: ok ({}, {}, {} series)", path,
+                     count_of(cfg.targets.size(), "target", "targets"),
+                     count_of(cfg.prompts.size(), "prompt", "prompts"),
+                     config::with_thousands(config::series_count(cfg).at_most));
+}
+
+int check_config_command(const CheckConfigOptions& o, std::ostream& out, std::ostream& err) {
+  config::LoadOptions load;
+  load.check_listen = true;  // no exporter runs on this config yet: its port must be free
+  load.read_secrets = !o.no_env_check;
   try {
-    const auto cfg = config::load_file(path);
-    std::size_t probes = 0;
-    for (const auto& t : cfg.targets) probes += t.prompts.size();
-    std::cout << path << ": ok (" << cfg.targets.size() << " targets, " << cfg.prompts.size()
-              << " prompts, " << probes << " target×prompt series)\n";
-    for (const auto& t : cfg.targets) std::cout << "  " << describe_target(t) << "\n";
-    return 0;
+    const auto cfg = config::load_file(o.path, load);
+    for (const auto& w : cfg.findings.warnings) {
+      err << config::Diagnostic{w.file, w.line, w.column, "warning: " + w.message}.where_and_what()
+          << "\n";
+    }
+    out << summary_line(o.path, cfg) << "\n";
+    for (const auto& t : cfg.targets) out << "  " << describe_target(t) << "\n";
+    for (const auto& n : cfg.findings.not_checked) {
+      out << config::Diagnostic{n.file, n.line, n.column, "not checked: " + n.message}
+                 .where_and_what()
+          << "\n";
+    }
+    return kExitOk;
   } catch (const config::ConfigError& e) {
-    std::cerr << e.what() << "\n";
-    return 2;
+    err << e.what() << "\n" << count_of(e.errors().size(), "error", "errors") << "\n";
+    return kExitInvalid;
   }
+}
+
+int check_config_command(const CheckConfigOptions& o) {
+  return check_config_command(o, std::cout, std::cerr);
+}
+
+int check_config_command(const std::string& path) {
+  return check_config_command(CheckConfigOptions{path, false});
 }
 
 }  // namespace lse::cli

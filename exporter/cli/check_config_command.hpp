@@ -1,18 +1,39 @@
 // `llm_stream_exporter check-config FILE`: validates a config file, says how
 // many series it implies, and for each target which dialect it speaks, where
-// it posts and which header carries its key (never the key itself).
+// it posts and which header carries its key (never the key itself). Every
+// error of the file is reported (file:line:col each, in file order, then a
+// count), warnings go to stderr without failing, and the listen address is
+// tried for real (resolved and bound once).
 #pragma once
+#include <CLI/CLI.hpp>
+#include <iosfwd>
 #include <string>
 
 #include "config/config.hpp"
 
 namespace lse::cli {
 
-// Exit codes: 0 valid; 2 invalid (the error, with file:line:col, on stderr).
+struct CheckConfigOptions {
+  std::string path;
+  // --no-env-check: validate without the secrets present (CI); the secret
+  // env variables and files are listed as "not checked" instead of read.
+  bool no_env_check = false;
+};
+
+// Adds the FILE argument and --no-env-check to the `check-config` subcommand.
+void add_check_config_options(CLI::App& check_config, CheckConfigOptions& options);
+
+// Exit codes: 0 valid (warnings and not-checked lines may still be printed);
+// 2 invalid (every error, with file:line:col, then "N errors", on `err`).
+int check_config_command(const CheckConfigOptions& options, std::ostream& out, std::ostream& err);
+int check_config_command(const CheckConfigOptions& options);  // std::cout, std::cerr
 int check_config_command(const std::string& path);
 
 // "name: anthropic-messages POST https://h/v1/messages, model m, key in
 // x-api-key (env ANTHROPIC_API_KEY)". The URL's userinfo and query are left out.
 std::string describe_target(const config::Target& target);
+
+// "path: ok (1 target, 3 prompts, 3 target×prompt series)".
+std::string summary_line(const std::string& path, const config::Config& config);
 
 }  // namespace lse::cli

@@ -1,66 +1,63 @@
-// spdlog formatter for logfmt and JSON lines (see logging.hpp).
+// spdlog sink and formatter for the log module's events (see logging.hpp).
 #include "cli/logging.hpp"
 
-#include <fmt/format.h>
 #include <spdlog/formatter.h>
-#include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
-#include "util/json.hpp"
-#include "util/wall_clock.hpp"
+#include "log/log.hpp"
 
 namespace lse::cli {
-
-std::string log_timestamp(std::chrono::system_clock::time_point time) {
-  const auto secs = std::chrono::floor<std::chrono::seconds>(time);
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(time - secs).count();
-  const auto unix_seconds = static_cast<double>(secs.time_since_epoch().count());
-  return fmt::format("{}.{:03}Z", wall_clock::format_utc(unix_seconds, "%Y-%m-%dT%H:%M:%S"), ms);
-}
-
-std::string format_logfmt_line(std::string_view level, std::chrono::system_clock::time_point time,
-                               std::string_view message) {
-  return fmt::format("ts={} level={} {}\n", log_timestamp(time), level, message);
-}
-
-std::string format_json_line(std::string_view level, std::chrono::system_clock::time_point time,
-                             std::string_view message) {
-  std::string line = "{\"ts\":\"" + log_timestamp(time) + "\",\"level\":";
-  json::append_quoted(line, level);
-  line += ",\"msg\":";
-  json::append_quoted(line, message);
-  line += "}\n";
-  return line;
-}
-
 namespace {
 
+log::Level from_spdlog(spdlog::level::level_enum level) {
+  switch (level) {
+    case spdlog::level::trace:
+    case spdlog::level::debug: return log::Level::debug;
+    case spdlog::level::info: return log::Level::info;
+    case spdlog::level::warn: return log::Level::warn;
+    default: return log::Level::error;
+  }
+}
+
+// The payload is an event rendered by log::write in the configured format;
+// the formatter only puts ts and level in front.
 class LineFormatter final : public spdlog::formatter {
  public:
-  explicit LineFormatter(bool json) : json_(json) {}
+  explicit LineFormatter(log::Format format) : format_(format) {}
   void format(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) override {
-    const auto level = spdlog::level::to_string_view(msg.level);
-    const std::string_view level_text(level.data(), level.size());
-    const std::string_view text(msg.payload.data(), msg.payload.size());
-    const std::string line = json_ ? format_json_line(level_text, msg.time, text)
-                                   : format_logfmt_line(level_text, msg.time, text);
+    const std::string line =
+        log::render_line(format_, from_spdlog(msg.level), msg.time,
+                         std::string_view(msg.payload.data(), msg.payload.size()));
     dest.append(line.data(), line.data() + line.size());
   }
   std::unique_ptr<spdlog::formatter> clone() const override {
-    return std::make_unique<LineFormatter>(json_);
+    return std::make_unique<LineFormatter>(format_);
   }
 
  private:
-  bool json_;
+  log::Format format_;
 };
+
+log::Level level_named(const std::string& name) {
+  if (name == "debug") return log::Level::debug;
+  if (name == "warn") return log::Level::warn;
+  if (name == "error") return log::Level::error;
+  return log::Level::info;
+}
 
 }  // namespace
 
 void setup_logging(const std::string& level, const std::string& format) {
+  const log::Format f = format == "json" ? log::Format::json : log::Format::logfmt;
+  const log::Level l = level_named(level);
+  log::configure(f, l);
   auto logger = spdlog::stderr_logger_mt("lse");
-  logger->set_formatter(std::make_unique<LineFormatter>(format == "json"));
-  logger->set_level(spdlog::level::from_str(level));
+  logger->set_formatter(std::make_unique<LineFormatter>(f));
+  logger->set_level(l == log::Level::debug  ? spdlog::level::debug
+                    : l == log::Level::info ? spdlog::level::info
+                    : l == log::Level::warn ? spdlog::level::warn
+                                            : spdlog::level::err);
   spdlog::set_default_logger(logger);
 }
 

@@ -496,7 +496,8 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
                                  "a summary with p50/p95/max and the diagnosis.\n"
                                  "Without --config: PROMPT_FILE... [RUNS] against MC_BASE_URL "
                                  "(MC_MODEL, MC_API_KEY, MC_API), e.g. `run prompt.txt 20`.");
-  cmd->add_option("--config", o.config_path, "config file: every target × its prompts")
+  cmd->add_option("--config.file,--config", o.config_path,
+                  "config file: every target × its prompts")
       ->check(CLI::ExistingFile);
   cmd->add_option("args", o.positional, "PROMPT_FILE... [RUNS] (without --config)");
   o.runs_flag = cmd->add_option("--runs", o.runs, "runs per prompt per target (default 20)")

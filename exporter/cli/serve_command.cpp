@@ -2,7 +2,7 @@
 // serve_command.hpp). The service does the work; this file is the shell.
 #include "cli/serve_command.hpp"
 
-#include <spdlog/spdlog.h>
+#include <fmt/format.h>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
@@ -11,11 +11,20 @@
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <ostream>
 #include <random>
+#include <stdexcept>
 
+#include "cli/check_config_command.hpp"
 #include "config/config.hpp"
+#include "log/log.hpp"
+#include "net/listen_address.hpp"
+#include "server/routes.hpp"
 #include "service/identity.hpp"
 #include "service/service.hpp"
+#include "web/route_prefix.hpp"
+#include "web/tls_server.hpp"
+#include "web/web_config.hpp"
 
 namespace lse::cli {
 namespace {
@@ -26,12 +35,84 @@ constexpr int kExitOk = 0;
 constexpr int kExitFailure = 1;
 constexpr int kExitConfig = 2;
 
-std::unique_ptr<service::Service> set_up(const std::string& config_path) {
+// The flags every Prometheus exporter has, with Prometheus's wording where
+// it fits; on the top level and on `serve` alike.
+void add_serve_flags(CLI::App& to, ServeOptions& o) {
+  to.add_option("--config.file,--config", o.config_file, "config file (default config.yaml)")
+      ->check(CLI::ExistingFile);
+  to.add_option("--web.listen-address", o.listen_address,
+                "address to listen on, e.g. :9687 or 127.0.0.1:9687 (overrides the config's "
+                "listen:)");
+  to.add_option("--web.telemetry-path", o.telemetry_path,
+                "path under which to expose metrics (default /metrics)");
+  to.add_option("--web.external-url", o.external_url,
+                "the URL under which the exporter is reachable from outside (behind a reverse "
+                "proxy); its path prefixes every endpoint unless --web.route-prefix is set");
+  to.add_option("--web.route-prefix", o.route_prefix,
+                "prefix of every endpoint (default: the path of --web.external-url)");
+  to.add_flag("--web.enable-lifecycle", o.enable_lifecycle,
+              "allow reloading the config with POST /-/reload (SIGHUP always reloads)");
+  to.add_option("--web.config.file", o.web_config_file,
+                "web config file (exporter-toolkit format) that enables TLS, client "
+                "certificates and basic auth");
+  to.add_flag("--dry-run", o.dry_run,
+              "check the flags, the config (secrets not read) and the web config, print what "
+              "would serve, and exit (0 ok, 2 invalid) without listening or probing");
+}
+
+// The address serve would listen on: the flag's, else the config's.
+std::string checked_listen_address(const std::string& flag, const config::Config& cfg) {
+  const std::string& address = flag.empty() ? cfg.listen : flag;
+  std::string why;
+  if (!net::parse_listen_address(address, &why))
+    throw std::invalid_argument(fmt::format("--web.listen-address '{}': {}", address, why));
+  return address;
+}
+
+// "TLS from TLS12, client_auth_type RequireAndVerifyClientCert, basic auth (2 users)".
+std::string describe_web_config(const std::string& path) {
+  if (path.empty()) return "plain HTTP, no authentication";
+  const web::WebConfig web = web::load_web_config(path);
+  std::string what = "plain HTTP";
+  if (web.tls) {
+    web::make_tls_server_context(web);  // the certificate and key load, or this throws
+    what = fmt::format("TLS from {}, client_auth_type {}", web::to_string(web.tls->min_version),
+                       web::to_string(web.tls->client_auth));
+  }
+  what += web.basic_auth_users.empty()
+              ? ", no authentication"
+              : fmt::format(", basic auth ({} user{})", web.basic_auth_users.size(),
+                            web.basic_auth_users.size() == 1 ? "" : "s");
+  return what;
+}
+
+// The --web.* flags as the service takes them; false (after saying why on
+// stderr) when they do not make sense.
+bool http_options(const ServeOptions& o, service::HttpOptions& out, std::ostream& err) {
+  try {
+    out.routing.route_prefix = web::route_prefix(o.route_prefix, o.external_url);
+  } catch (const std::invalid_argument& e) {
+    err << e.what() << "\n";
+    return false;
+  }
+  out.routing.telemetry_path = o.telemetry_path;
+  out.routing.enable_lifecycle = o.enable_lifecycle;
+  if (auto problem = server::routing_problem(out.routing); !problem.empty()) {
+    err << problem << "\n";
+    return false;
+  }
+  out.listen_address = o.listen_address;
+  out.web_config_file = o.web_config_file;
+  return true;
+}
+
+std::unique_ptr<service::Service> set_up(const std::string& config_path,
+                                         service::HttpOptions http) {
   try {
     return std::make_unique<service::Service>(
         config_path,
         service::Identity{service::host_label(), service::user_agent(), service::build_info()},
-        std::random_device{}());
+        std::random_device{}(), std::move(http));
   } catch (const config::ConfigError& e) {
     std::cerr << e.what() << "\n";
   } catch (const std::exception& e) {
@@ -52,7 +133,7 @@ void wait_for_stop_signal(service::Service& svc) {
           signals.async_wait(on_signal);
           return;
         }
-        spdlog::info("msg=\"shutting down\" signal={}", sig);
+        log::info("shutting down", {{"signal", sig}});
       };
   signals.async_wait(on_signal);
   signal_io.run();
@@ -60,18 +141,56 @@ void wait_for_stop_signal(service::Service& svc) {
 
 }  // namespace
 
-int serve_command(const std::string& config_path) {
-  auto svc = set_up(config_path);
+CLI::App* add_serve_command(CLI::App& app, ServeOptions& options) {
+  add_serve_flags(app, options);
+  auto* cmd = app.add_subcommand("serve", "run the exporter (default)");
+  add_serve_flags(*cmd, options);
+  return cmd;
+}
+
+int serve_dry_run(const ServeOptions& o, std::ostream& out, std::ostream& err) {
+  service::HttpOptions http;
+  if (!http_options(o, http, err)) return kExitConfig;
+  config::LoadOptions load;
+  load.check_listen = false;  // the exporter may be running on it already
+  load.read_secrets = false;
+  try {
+    const auto cfg = config::load_file(o.config_file, load);
+    for (const auto& w : cfg.findings.warnings)
+      err << config::Diagnostic{w.file, w.line, w.column, "warning: " + w.message}.where_and_what()
+          << "\n";
+    const std::string listen = checked_listen_address(o.listen_address, cfg);
+    const std::string web = describe_web_config(o.web_config_file);
+    const std::string& prefix = http.routing.route_prefix;
+    out << summary_line(o.config_file, cfg) << "\n"
+        << fmt::format("dry run: would listen on {} ({}); metrics at {}{}; POST {}/-/reload {}\n",
+                       listen, web, prefix, http.routing.telemetry_path, prefix,
+                       o.enable_lifecycle ? "enabled" : "disabled (403)");
+    return kExitOk;
+  } catch (const config::ConfigError& e) {
+    err << e.what() << "\n";
+  } catch (const std::exception& e) {
+    err << e.what() << "\n";
+  }
+  return kExitConfig;
+}
+
+int serve_command(const ServeOptions& options) {
+  if (options.dry_run) return serve_dry_run(options, std::cout, std::cerr);
+  service::HttpOptions http;
+  if (!http_options(options, http, std::cerr)) return kExitConfig;
+  auto svc = set_up(options.config_file, std::move(http));
   if (!svc) return kExitConfig;
   const auto cfg = svc->config();
   try {
     svc->start();
   } catch (const std::exception& e) {
-    spdlog::error("msg=\"cannot listen\" listen={} error=\"{}\"", cfg->listen, e.what());
+    log::error("cannot listen", {{"listen", svc->listen_address()}, {"error", e.what()}});
     return kExitFailure;
   }
-  spdlog::info("msg=\"listening\" address={} port={} targets={}", cfg->listen, svc->port(),
-               cfg->targets.size());
+  log::info("listening", {{"address", svc->listen_address()},
+                          {"port", svc->port()},
+                          {"targets", cfg->targets.size()}});
   wait_for_stop_signal(*svc);
   svc->stop();
   return kExitOk;

@@ -1,12 +1,40 @@
 // `llm_stream_exporter serve` (the default): runs the service (service/) until
-// SIGINT or SIGTERM; SIGHUP reloads the config file.
+// SIGINT or SIGTERM; SIGHUP reloads the config file. Its flags are the ones
+// a Prometheus operator knows from every exporter (--config.file,
+// --web.listen-address, --web.telemetry-path, --web.route-prefix,
+// --web.external-url, --web.enable-lifecycle, --web.config.file).
 #pragma once
+#include <CLI/CLI.hpp>
+#include <iosfwd>
 #include <string>
 
 namespace lse::cli {
 
-// Exit codes: 0 stopped by a signal; 1 cannot listen; 2 invalid config or a
-// part that cannot be set up with it (rows file, TLS material).
-int serve_command(const std::string& config_path);
+struct ServeOptions {
+  std::string config_file = "config.yaml";  // --config.file (alias --config)
+  std::string listen_address;               // --web.listen-address; empty: the config's listen:
+  std::string telemetry_path = "/metrics";  // --web.telemetry-path
+  std::string route_prefix;                 // --web.route-prefix; empty: external URL's path
+  std::string external_url;                 // --web.external-url
+  bool enable_lifecycle = false;            // --web.enable-lifecycle (POST /-/reload)
+  std::string web_config_file;              // --web.config.file (exporter-toolkit format)
+  bool dry_run = false;                     // --dry-run: check everything, serve nothing
+};
+
+// Adds the serve flags to `app` (so `llm_stream_exporter --config.file=x`
+// serves without naming the subcommand) and to a `serve` subcommand, both
+// into `options`; returns the subcommand.
+CLI::App* add_serve_command(CLI::App& app, ServeOptions& options);
+
+// With --dry-run: checks the flags, the config (as check-config
+// --no-env-check: secrets not read, `listen:` not bound) and the web config
+// (its TLS material loaded), prints what would serve on `out` and returns 0,
+// or prints why not on `err` and returns 2. Nothing listens or probes.
+int serve_dry_run(const ServeOptions& options, std::ostream& out, std::ostream& err);
+
+// Exit codes: 0 stopped by a signal; 1 cannot listen; 2 invalid config, web
+// config or flags, or a part that cannot be set up with them (rows file,
+// TLS material).
+int serve_command(const ServeOptions& options);
 
 }  // namespace lse::cli

@@ -2,6 +2,7 @@
 // config::parse; every other module only reads it.
 #pragma once
 #include <utility>
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -18,20 +19,57 @@ namespace lse::config {
 
 using Duration = std::chrono::nanoseconds;
 
-// A config error, always with a place: what() is "file:line:col: message"
-// (1-based), or "file: message" when line is 0 (the file itself is unreadable).
+// One finding at a place in the config file: an error, a warning, or a
+// check that was skipped. line 0: the file itself, not a place in it.
+struct Diagnostic {
+  std::string file;
+  int line = 0;    // 1-based; 0 when not tied to a line
+  int column = 0;  // 1-based
+  std::string message;
+
+  // "file:line:col: message" (1-based), or "file: message" when line is 0.
+  std::string where_and_what() const;
+  bool operator==(const Diagnostic&) const = default;
+};
+
+// The errors of a config file, always with a place, in file order. what() is
+// one "file:line:col: message" line per error (a single error: exactly that
+// line); file(), line(), column() and message() are those of the first.
 class ConfigError : public std::runtime_error {
  public:
   ConfigError(std::string file, int line, int col, std::string message);
-  const std::string& file() const { return file_; }
-  int line() const { return line_; }      // 1-based; 0 when not tied to a line
-  int column() const { return column_; }  // 1-based
-  const std::string& message() const { return message_; }
+  // `errors` must not be empty.
+  explicit ConfigError(std::vector<Diagnostic> errors);
+  const std::string& file() const { return errors_.front().file; }
+  int line() const { return errors_.front().line; }
+  int column() const { return errors_.front().column; }
+  const std::string& message() const { return errors_.front().message; }
+  const std::vector<Diagnostic>& errors() const { return errors_; }
 
  private:
-  std::string file_;
-  int line_, column_;
-  std::string message_;
+  std::vector<Diagnostic> errors_;
+};
+
+// What validation found in a file that is valid: warnings (check-config
+// prints them, `serve` logs them) and the checks --no-env-check skipped. Not
+// a setting: always compares equal, so a reload does not see a change in it.
+struct Findings {
+  std::vector<Diagnostic> warnings;
+  std::vector<Diagnostic> not_checked;
+
+  bool operator==(const Findings&) const { return true; }
+};
+
+// How much of the environment load_file checks besides the file itself.
+struct LoadOptions {
+  // Resolve the listen host and bind its port once (then close it again).
+  // For check-config and startup, never for a reload: the running exporter
+  // holds the port itself.
+  bool check_listen = false;
+  // Read every secret (auth env variables and files, TLS client cert and
+  // key). false (--no-env-check): check only their names and paths and list
+  // them in Findings::not_checked; their values stay empty.
+  bool read_secrets = true;
 };
 
 struct Timeouts {
@@ -77,9 +115,15 @@ struct Prompt {
   bool operator==(const Prompt&) const = default;
 };
 
-struct Buckets {  // DESIGN §3 defaults; each overridable under `buckets:`
+// Histogram bucket bounds (DESIGN §3 defaults): one setting per histogram
+// family, each overridable under `metrics.buckets:` (or the older top-level
+// `buckets:`). The per-probe gap histograms default to the gap buckets in
+// effect, so an override of `gap` alone moves them too (as it always did).
+struct Buckets {
   std::vector<double> gap{.005, .01, .02, .03, .05, .075, .1, .15, .2, .25,
                           .3,   .4,  .5,  .75, 1,   1.5,  2,  3,   5,  10};
+  std::vector<double> probe_gap_p95 = gap;
+  std::vector<double> probe_max_gap = gap;
   std::vector<double> ttft{.05, .1, .2, .3, .5, .75, 1, 1.5, 2, 3, 5, 7.5, 10, 15, 20, 30, 60};
   std::vector<double> duration{.05, .1, .25, .5, 1,  2,  3,   5,   7.5, 10,
                                15,  20, 30,  45, 60, 90, 120, 180, 300};
@@ -88,7 +132,34 @@ struct Buckets {  // DESIGN §3 defaults; each overridable under `buckets:`
   std::vector<double> phase{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30};
   std::vector<double> tokens_per_second{1, 2, 5, 10, 20, 30, 50, 75, 100, 150, 200, 300, 500, 1000};
 
+  // The keys under `buckets:`, in the order the dump writes them.
+  static constexpr std::array<std::string_view, 8> kKeys = {
+      "gap",      "probe_gap_p95", "probe_max_gap", "ttft",
+      "duration", "tail",          "phase",         "tokens_per_second"};
+  // The setting of a key of kKeys; nullptr for any other key.
+  const std::vector<double>* named(std::string_view key) const;
+  std::vector<double>* named(std::string_view key);
+
   bool operator==(const Buckets&) const = default;
+};
+
+// What llm_stream_phase_seconds is: a histogram with the phase buckets, a
+// histogram with only the +Inf bucket (`_sum` and `_count` kept, so
+// rate(_sum)/rate(_count) still averages a phase), or no series at all.
+enum class PhaseSeries { histogram, sum_count, off };
+
+// A config implying more series than this is refused (metrics.max_series).
+inline constexpr std::uint64_t kDefaultMaxSeries = 100000;
+
+// How /metrics spends series: the `metrics:` section besides its buckets.
+struct MetricsOptions {
+  PhaseSeries phases = PhaseSeries::histogram;
+  // false: the prompts of a target share one series set without a prompt
+  // label (prompts are still probed and kept apart in rows and reports).
+  bool per_prompt = true;
+  std::uint64_t max_series = kDefaultMaxSeries;
+
+  bool operator==(const MetricsOptions&) const = default;
 };
 
 // Thresholds of the four-shape diagnosis (DESIGN §7).
@@ -141,6 +212,8 @@ struct Target {
   bool include_usage = true;  // send stream_options.include_usage
   json::Value body;           // extra request body (object or null)
   std::size_t max_event_bytes = 1 << 20;
+  // Extra labels on every series of the target (`labels:`), by name.
+  std::map<std::string, std::string> labels;
   SourceLine line;  // where the target was defined
 
   bool operator==(const Target&) const = default;
@@ -155,23 +228,50 @@ struct Rows {
   bool operator==(const Rows&) const = default;
 };
 
+// Probing a paid API faster than this is refused unless `min_interval:`
+// lowers it: a typo like `interval: 1ms` must not hammer a provider.
+inline constexpr Duration kDefaultMinInterval = std::chrono::seconds(1);
+
 struct Config {
   std::string source_file;
   std::string listen = ":9687";
+  Duration min_interval = kDefaultMinInterval;  // floor of every interval
   std::map<std::string, Prompt> prompts;
   std::vector<Target> targets;
-  Buckets buckets;
+  Buckets buckets;  // metrics.buckets (or the older top-level buckets:)
+  MetricsOptions metrics;
   Rows rows;
   DiagnosisThresholds diagnosis;
+  Findings findings;  // warnings and skipped checks of the file (compares equal)
 
   bool operator==(const Config&) const = default;
 };
 
-// Parses and validates. Throws ConfigError (file:line:col) on any problem.
+// Parses and validates. Throws ConfigError with every problem of the file
+// (file:line:col each, in file order); a YAML syntax error stops at itself.
 // Relative prompt/secret/CA paths resolve against the config file's folder.
-Config load_file(const std::string& path);
+Config load_file(const std::string& path, const LoadOptions& options = {});
 Config parse(const std::string& yaml_text, const std::string& file_name,
-             const std::string& base_dir);
+             const std::string& base_dir, const LoadOptions& options = {});
+
+// How many series /metrics holds for a config (the families of
+// metrics/families.hpp, the process_* series included): `at_start` right
+// after the config is applied (every series is zero-initialised), `at_most`
+// once every finish reason has been seen (those counters appear on first
+// sight). metrics.max_series bounds at_most.
+struct SeriesCount {
+  std::uint64_t at_start = 0;
+  std::uint64_t at_most = 0;
+};
+SeriesCount series_count(const Config& config);
+
+// The bounds of the histogram whose bucket setting is `key` (Buckets::kKeys):
+// its buckets; for "phase" none (only +Inf) with phases: sum_count, and
+// nullopt (no series) with phases: off.
+std::optional<std::vector<double>> histogram_bounds(const Config& config, std::string_view key);
+
+// 1234567 -> "1,234,567": how counts of series are written in messages.
+std::string with_thousands(std::uint64_t n);
 
 // Parses "250ms", "1.5s", "2m", "1h", "500us" (Prometheus-style, plus fractions).
 std::optional<Duration> parse_duration(const std::string& text);

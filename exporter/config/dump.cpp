@@ -1,7 +1,9 @@
 // dump_redacted: the effective config (defaults applied, paths resolved) as
 // YAML for `/config` and `check-config`. Secrets are resolved at load time, so
-// this is the one place that could leak them: every Secret and every header
-// that looks like a credential is written as "<secret>".
+// this is the one place that could leak them: every Secret, every header that
+// looks like a credential, every `body:` value under a credential-like key,
+// and every string anywhere in headers or body that holds a loaded secret is
+// written as "<secret>".
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
@@ -15,6 +17,35 @@ namespace lse::config {
 namespace {
 
 constexpr const char* kRedacted = "<secret>";
+
+// The secret values the config loaded (env, files): wherever one of them
+// shows up again (pasted into a header or the body), it is not shown.
+class Secrets {
+ public:
+  explicit Secrets(const Config& config) {
+    for (const auto& t : config.targets)
+      if (!t.auth.secret.value.empty()) values_.push_back(t.auth.secret.value);
+  }
+  bool in(std::string_view s) const {
+    return std::any_of(values_.begin(), values_.end(),
+                       [&](const std::string& v) { return s.find(v) != std::string_view::npos; });
+  }
+
+ private:
+  std::vector<std::string> values_;
+};
+
+// A body key that names a credential: key, token, secret, password, in any
+// case and anywhere in the name (api_key, accessToken, client_secret). A
+// "tokens" is a count (max_tokens, maxOutputTokens), not a credential.
+bool is_credential_key(std::string_view key) {
+  const std::string l = text::to_lower(key);
+  for (std::string_view hint : {"key", "secret", "password"})
+    if (l.find(hint) != std::string::npos) return true;
+  for (auto at = l.find("token"); at != std::string::npos; at = l.find("token", at + 1))
+    if (at + 5 >= l.size() || l[at + 5] != 's') return true;
+  return false;
+}
 
 // Strings a YAML reader would type as something else must be quoted, or the
 // dump would not read back as what it shows ("true", "1.5", "null", "0x1f").
@@ -66,7 +97,7 @@ void emit_duration(YAML::Emitter& out, const char* key, Duration d) {
   out << YAML::Key << key << YAML::Value << format_duration(d);
 }
 
-void emit_json(YAML::Emitter& out, const json::Value& v) {
+void emit_json(YAML::Emitter& out, const json::Value& v, const Secrets& secrets) {
   std::visit(
       [&](const auto& x) {
         using T = std::decay_t<decltype(x)>;
@@ -77,16 +108,24 @@ void emit_json(YAML::Emitter& out, const json::Value& v) {
         } else if constexpr (std::is_same_v<T, double>) {
           emit_float(out, x);
         } else if constexpr (std::is_same_v<T, std::string>) {
-          emit_string(out, x);
+          if (secrets.in(x)) {
+            out << kRedacted;
+          } else {
+            emit_string(out, x);
+          }
         } else if constexpr (std::is_same_v<T, json::Array>) {
           out << YAML::BeginSeq;
-          for (const auto& e : x) emit_json(out, e);
+          for (const auto& e : x) emit_json(out, e, secrets);
           out << YAML::EndSeq;
         } else {
           out << YAML::BeginMap;
           for (const auto& [k, e] : x) {
             emit_key(out, k);
-            emit_json(out, e);
+            if (is_credential_key(k)) {
+              out << kRedacted;
+            } else {
+              emit_json(out, e, secrets);
+            }
           }
           out << YAML::EndMap;
         }
@@ -155,7 +194,7 @@ void emit_request(YAML::Emitter& out, const Target& t) {
 }
 
 // auth and headers: where secrets live, so every value is redacted or judged.
-void emit_credentials(YAML::Emitter& out, const Target& t) {
+void emit_credentials(YAML::Emitter& out, const Target& t, const Secrets& secrets) {
   if (t.auth.kind != Auth::Kind::none) {
     out << YAML::Key << "auth" << YAML::Value << YAML::BeginMap;
     out << YAML::Key << "kind" << YAML::Value
@@ -171,7 +210,7 @@ void emit_credentials(YAML::Emitter& out, const Target& t) {
   out << YAML::Key << "headers" << YAML::Value << YAML::BeginMap;
   for (const auto& [name, value] : t.headers) {
     emit_key(out, name);
-    if (is_sensitive_header(name)) {
+    if (is_sensitive_header(name) || secrets.in(value)) {
       out << kRedacted;
     } else {
       emit_string(out, value);
@@ -194,7 +233,7 @@ void emit_tls(YAML::Emitter& out, const Target& t) {
 }
 
 // How the request travels: encodings, client style, prompts, TLS, proxy, body.
-void emit_transport(YAML::Emitter& out, const Target& t) {
+void emit_transport(YAML::Emitter& out, const Target& t, const Secrets& secrets) {
   out << YAML::Key << "accept_encoding" << YAML::Value;
   emit_list(out,
             t.accept_encoding.empty() ? std::vector<std::string>{"identity"} : t.accept_encoding);
@@ -212,15 +251,23 @@ void emit_transport(YAML::Emitter& out, const Target& t) {
       << static_cast<std::uint64_t>(t.max_event_bytes);
   if (t.body.is_object()) {
     out << YAML::Key << "body" << YAML::Value;
-    emit_json(out, t.body);
+    emit_json(out, t.body, secrets);
   }
 }
 
-void emit_target(YAML::Emitter& out, const Target& t) {
+void emit_target(YAML::Emitter& out, const Target& t, const Secrets& secrets) {
   out << YAML::BeginMap;
   emit_request(out, t);
-  emit_credentials(out, t);
-  emit_transport(out, t);
+  emit_credentials(out, t, secrets);
+  emit_transport(out, t, secrets);
+  if (!t.labels.empty()) {
+    out << YAML::Key << "labels" << YAML::Value << YAML::BeginMap;
+    for (const auto& [name, value] : t.labels) {
+      emit_key(out, name);
+      emit_string(out, value);
+    }
+    out << YAML::EndMap;
+  }
   out << YAML::EndMap;
 }
 
@@ -238,14 +285,26 @@ void emit_prompts(YAML::Emitter& out, const std::map<std::string, Prompt>& promp
   out << YAML::EndMap;
 }
 
-void emit_buckets(YAML::Emitter& out, const Buckets& b) {
+const char* phase_series_name(PhaseSeries p) {
+  switch (p) {
+    case PhaseSeries::histogram: return "histogram";
+    case PhaseSeries::sum_count: return "sum_count";
+    case PhaseSeries::off: return "off";
+  }
+  return "";
+}
+
+// The buckets go under metrics: (where they belong now), so the dump reads
+// back as a valid config.
+void emit_metrics(YAML::Emitter& out, const Config& config) {
+  out << YAML::Key << "metrics" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "buckets" << YAML::Value << YAML::BeginMap;
-  emit_bounds(out, "gap", b.gap);
-  emit_bounds(out, "ttft", b.ttft);
-  emit_bounds(out, "duration", b.duration);
-  emit_bounds(out, "tail", b.tail);
-  emit_bounds(out, "phase", b.phase);
-  emit_bounds(out, "tokens_per_second", b.tokens_per_second);
+  for (std::string_view key : Buckets::kKeys)
+    emit_bounds(out, std::string(key).c_str(), *config.buckets.named(key));
+  out << YAML::EndMap;
+  out << YAML::Key << "phases" << YAML::Value << phase_series_name(config.metrics.phases);
+  out << YAML::Key << "per_prompt" << YAML::Value << config.metrics.per_prompt;
+  out << YAML::Key << "max_series" << YAML::Value << config.metrics.max_series;
   out << YAML::EndMap;
 }
 
@@ -295,11 +354,13 @@ std::string dump_redacted(const Config& config) {
   out << YAML::BeginMap;
   emit_key(out, "listen");
   emit_string(out, config.listen);
+  emit_duration(out, "min_interval", config.min_interval);
   emit_prompts(out, config.prompts);
+  const Secrets secrets(config);
   out << YAML::Key << "targets" << YAML::Value << YAML::BeginSeq;
-  for (const auto& t : config.targets) emit_target(out, t);
+  for (const auto& t : config.targets) emit_target(out, t, secrets);
   out << YAML::EndSeq;
-  emit_buckets(out, config.buckets);
+  emit_metrics(out, config);
   emit_rows(out, config.rows);
   emit_diagnosis(out, config.diagnosis);
   out << YAML::EndMap;

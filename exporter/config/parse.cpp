@@ -1,9 +1,11 @@
 // Entry points config::parse / config::load_file and the top-level sections
-// that are not about targets: listen, prompts, buckets, rows, diagnosis.
-// Sections are read in dependency order (prompts before the targets that
-// name them), not document order.
+// that are not about targets: listen, min_interval, prompts, rows, diagnosis
+// (metrics and buckets: metrics_section.cpp). Sections are read in dependency order (prompts before
+// the targets that name them), not document order; each key is one Reader::attempt, and the errors
+// of all of them are sorted into file order at the end.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -11,9 +13,11 @@
 #include <limits>
 #include <sstream>
 
+#include "config/listen_check.hpp"
 #include "config/reader.hpp"
 #include "config/rules.hpp"
 #include "config/sections.hpp"
+#include "net/listen_address.hpp"
 
 namespace lse::config {
 namespace {
@@ -29,6 +33,27 @@ std::string prompt_text(const Reader& r, const Item& item, std::string text) {
   text = detail::trim_trailing_newlines(std::move(text));
   if (detail::is_blank(text)) r.fail(item, "prompt text is empty");
   return text;
+}
+
+Prompt parse_prompt(const Reader& r, const std::string& name, const YAML::Node& key,
+                    const YAML::Node& node) {
+  if (auto err = detail::check_name("prompt", name)) r.fail(key.Mark(), *err);
+  Item value{node, node.IsNull() ? key.Mark() : node.Mark(), "prompts." + name};
+  Fields f(r, value, value.name, {"text", "file"}, value.name + ".");
+  auto text = f.get("text");
+  auto file = f.get("file");
+  if (text && file) r.fail(*file, "a prompt has either text or file, not both");
+  if (!text && !file && f.had_unknown_keys()) Reader::abandon();  // `texts:` said it
+  if (!text && !file) r.fail(value, "a prompt needs text or file");
+  Prompt p{name, {}, "inline"};
+  if (text) {
+    p.text = prompt_text(r, *text, r.string(*text));
+  } else {
+    auto [path, content] = r.read_file(*file);
+    p.text = prompt_text(r, *file, std::move(content));
+    p.source = path;
+  }
+  return p;
 }
 
 std::map<std::string, Prompt> parse_prompts(const Reader& r, const std::optional<Item>& section,
@@ -53,85 +78,71 @@ std::map<std::string, Prompt> parse_prompts(const Reader& r, const std::optional
   }
   r.require_mapping(*section);
   for (const auto& kv : section->node) {
-    std::string name = kv.first.Scalar();
-    if (auto err = detail::check_name("prompt", name)) r.fail(kv.first.Mark(), *err);
-    Item value{kv.second, kv.second.IsNull() ? kv.first.Mark() : kv.second.Mark(),
-               "prompts." + name};
-    Fields f(r, value, value.name, {"text", "file"}, value.name + ".");
-    auto text = f.get("text");
-    auto file = f.get("file");
-    if (text && file) r.fail(*file, "a prompt has either text or file, not both");
-    if (!text && !file) r.fail(value, "a prompt needs text or file");
-    Prompt p{name, {}, "inline"};
-    if (text) {
-      p.text = prompt_text(r, *text, r.string(*text));
-    } else {
-      auto [path, content] = r.read_file(*file);
-      p.text = prompt_text(r, *file, std::move(content));
-      p.source = path;
-    }
-    prompts.emplace(name, std::move(p));
+    const std::string name = kv.first.Scalar();
+    // A prompt that fails still defines its name: targets naming it are fine.
+    if (!r.attempt([&] { prompts.emplace(name, parse_prompt(r, name, kv.first, kv.second)); }))
+      prompts.emplace(name, Prompt{name, {}, "invalid"});
   }
   if (prompts.empty())
     r.fail(*section, "must define at least one prompt (or omit the key for the default set)");
   return prompts;
 }
 
-std::vector<double> bucket_bounds(const Reader& r, const Item& item) {
-  std::vector<double> bounds;
-  for (const Item& element : r.list(item)) {
-    double b = r.number(element);
-    if (b <= 0) r.fail(element, fmt::format("bucket bounds must be > 0, got {}", b));
-    if (!bounds.empty() && b <= bounds.back()) {
-      r.fail(element, fmt::format("bucket bounds must be strictly increasing, got {} after {}", b,
-                                  bounds.back()));
-    }
-    bounds.push_back(b);
+void apply_rows_key(const Reader& r, Rows& rows, const std::string& key, const Item& v) {
+  if (key == "path") {
+    rows.path = r.resolve(r.nonempty_string(v));
+  } else if (key == "max_size") {
+    rows.max_size = r.byte_size(v);
+    if (rows.max_size == 0) r.fail(v, "must be > 0");
+  } else if (key == "keep") {
+    std::int64_t keep = r.integer(v);
+    if (keep < 0 || keep > 1000) r.fail(v, fmt::format("must be between 0 and 1000, got {}", keep));
+    rows.keep = static_cast<int>(keep);
+  } else if (key == "ring") {
+    // At least one row, so /api/v1/probes always has the latest probe.
+    std::int64_t ring = r.integer(v);
+    if (ring < 1 || ring > 1000000)
+      r.fail(v, fmt::format("must be between 1 and 1000000, got {}", ring));
+    rows.ring = static_cast<std::size_t>(ring);
   }
-  if (bounds.empty()) r.fail(item, "must list at least one bucket bound");
-  return bounds;
-}
-
-Buckets parse_buckets(const Reader& r, const Item& item) {
-  Buckets b;
-  Fields f(r, item, "buckets", {"gap", "ttft", "duration", "tail", "phase", "tokens_per_second"},
-           "buckets.");
-  for (const auto& e : f.entries()) {
-    auto bounds = bucket_bounds(r, e.value);
-    if (e.key == "gap") b.gap = bounds;
-    if (e.key == "ttft") b.ttft = bounds;
-    if (e.key == "duration") b.duration = bounds;
-    if (e.key == "tail") b.tail = bounds;
-    if (e.key == "phase") b.phase = bounds;
-    if (e.key == "tokens_per_second") b.tokens_per_second = bounds;
-  }
-  return b;
 }
 
 Rows parse_rows(const Reader& r, const Item& item) {
   Rows rows;
   Fields f(r, item, "rows", {"path", "max_size", "keep", "ring"}, "rows.");
-  for (const auto& e : f.entries()) {
-    const Item& v = e.value;
-    if (e.key == "path") {
-      rows.path = r.resolve(r.nonempty_string(v));
-    } else if (e.key == "max_size") {
-      rows.max_size = r.byte_size(v);
-      if (rows.max_size == 0) r.fail(v, "must be > 0");
-    } else if (e.key == "keep") {
-      std::int64_t keep = r.integer(v);
-      if (keep < 0 || keep > 1000)
-        r.fail(v, fmt::format("must be between 0 and 1000, got {}", keep));
-      rows.keep = static_cast<int>(keep);
-    } else if (e.key == "ring") {
-      // At least one row, so /api/v1/probes always has the latest probe.
-      std::int64_t ring = r.integer(v);
-      if (ring < 1 || ring > 1000000)
-        r.fail(v, fmt::format("must be between 1 and 1000000, got {}", ring));
-      rows.ring = static_cast<std::size_t>(ring);
-    }
-  }
+  for (const auto& e : f.entries()) r.attempt([&] { apply_rows_key(r, rows, e.key, e.value); });
   return rows;
+}
+
+void apply_diagnosis_key(const Reader& r, DiagnosisThresholds& d, const std::string& key,
+                         const Item& v) {
+  auto seconds = [&] {
+    Duration t = r.duration(v);
+    if (t <= Duration::zero()) r.fail(v, fmt::format("must be > 0, got {}", format_duration(t)));
+    return std::chrono::duration<double>(t).count();
+  };
+  // p95/p50 is never below 1, so a ratio threshold under 1 would always hold.
+  auto ratio = [&] {
+    double x = r.number(v);
+    if (x < 1) r.fail(v, fmt::format("must be >= 1, got {}", x));
+    return x;
+  };
+  if (key == "queue_ttft_seconds") d.queue_ttft_seconds = seconds();
+  if (key == "queue_gap_p95_seconds") d.queue_gap_p95_seconds = seconds();
+  if (key == "long_answer_duration_seconds") d.long_answer_duration_seconds = seconds();
+  if (key == "transport_gap_ratio") d.transport_gap_ratio = ratio();
+  if (key == "spread_ratio") d.spread_ratio = ratio();
+  if (key == "transport_min_stall_ratio") {
+    double x = r.number(v);
+    if (x < 0 || x > 1) r.fail(v, fmt::format("must be between 0 and 1, got {}", x));
+    d.transport_min_stall_ratio = x;
+  }
+  if (key == "min_probes") {
+    std::int64_t n = r.integer(v);
+    if (n < 1 || n > std::numeric_limits<int>::max())
+      r.fail(v, fmt::format("must be >= 1, got {}", n));
+    d.min_probes = static_cast<int>(n);
+  }
 }
 
 DiagnosisThresholds parse_diagnosis(const Reader& r, const Item& item) {
@@ -141,65 +152,95 @@ DiagnosisThresholds parse_diagnosis(const Reader& r, const Item& item) {
       {"queue_ttft_seconds", "queue_gap_p95_seconds", "transport_gap_ratio",
        "transport_min_stall_ratio", "long_answer_duration_seconds", "spread_ratio", "min_probes"},
       "diagnosis.");
-  auto seconds = [&](const Item& v) {
-    Duration t = r.duration(v);
-    if (t <= Duration::zero()) r.fail(v, fmt::format("must be > 0, got {}", format_duration(t)));
-    return std::chrono::duration<double>(t).count();
-  };
-  // p95/p50 is never below 1, so a ratio threshold under 1 would always hold.
-  auto ratio = [&](const Item& v) {
-    double x = r.number(v);
-    if (x < 1) r.fail(v, fmt::format("must be >= 1, got {}", x));
-    return x;
-  };
-  for (const auto& e : f.entries()) {
-    const Item& v = e.value;
-    if (e.key == "queue_ttft_seconds") d.queue_ttft_seconds = seconds(v);
-    if (e.key == "queue_gap_p95_seconds") d.queue_gap_p95_seconds = seconds(v);
-    if (e.key == "long_answer_duration_seconds") d.long_answer_duration_seconds = seconds(v);
-    if (e.key == "transport_gap_ratio") d.transport_gap_ratio = ratio(v);
-    if (e.key == "spread_ratio") d.spread_ratio = ratio(v);
-    if (e.key == "transport_min_stall_ratio") {
-      double x = r.number(v);
-      if (x < 0 || x > 1) r.fail(v, fmt::format("must be between 0 and 1, got {}", x));
-      d.transport_min_stall_ratio = x;
-    }
-    if (e.key == "min_probes") {
-      std::int64_t n = r.integer(v);
-      if (n < 1 || n > std::numeric_limits<int>::max())
-        r.fail(v, fmt::format("must be >= 1, got {}", n));
-      d.min_probes = static_cast<int>(n);
-    }
-  }
+  for (const auto& e : f.entries()) r.attempt([&] { apply_diagnosis_key(r, d, e.key, e.value); });
   return d;
+}
+
+// `listen:` (or the default when absent): its grammar always; with
+// check_listen also whether it can be bound right now.
+void parse_listen(const Reader& r, const std::optional<Item>& item, const YAML::Node& root,
+                  Config& config) {
+  const YAML::Mark mark = item ? item->mark : root.Mark();
+  if (item) config.listen = r.string(*item);
+  if (auto err = detail::check_listen(config.listen)) r.fail(mark, *err);
+  if (!r.options().check_listen) return;
+  const auto address = net::parse_listen_address(config.listen, nullptr);
+  if (auto err = detail::try_listen(*address)) {
+    r.fail(mark, item ? "listen: " + *err
+                      : fmt::format("listen (the default {}): {}", config.listen, *err));
+  }
+}
+
+// listen, min_interval, metrics (and buckets), rows, diagnosis: read before
+// the targets, which are checked against min_interval and the gap buckets.
+void parse_top_level(const Reader& r, const Fields& top, const YAML::Node& root, Config& config,
+                     detail::Context& ctx) {
+  r.attempt([&] { parse_listen(r, top.get("listen"), root, config); });
+  if (auto item = top.get("min_interval")) {
+    r.attempt([&] {
+      const Duration floor = r.duration(*item);
+      if (floor <= Duration::zero())
+        r.fail(*item, fmt::format("must be > 0, got {}", format_duration(floor)));
+      config.min_interval = ctx.min_interval = floor;
+      ctx.min_interval_item = item;
+    });
+  }
+  detail::parse_metrics_sections(r, top, config, ctx);
+  if (auto rows = top.get("rows")) r.attempt([&] { config.rows = parse_rows(r, *rows); });
+  if (auto diagnosis = top.get("diagnosis"))
+    r.attempt([&] { config.diagnosis = parse_diagnosis(r, *diagnosis); });
+}
+
+Config parse_document(const Reader& r, const std::string& yaml_text) {
+  YAML::Node root = detail::load_single_document(r, yaml_text);
+  detail::check_structure(r, root);
+  Fields top(r, Item{root, root.Mark(), ""}, "",
+             {"listen", "min_interval", "defaults", "prompts", "targets", "metrics", "buckets",
+              "rows", "diagnosis"},
+             "");
+  Config config;
+  detail::Context ctx;
+  parse_top_level(r, top, root, config, ctx);
+  const std::size_t errors_before_prompts = r.error_count();
+  r.attempt([&] { config.prompts = parse_prompts(r, top.get("prompts"), root); });
+  ctx.prompts = config.prompts;
+  ctx.prompts_complete = r.error_count() == errors_before_prompts;
+  Target defaults = detail::parse_defaults(r, top.get("defaults"), ctx);
+  if (top.has("targets") || !top.misspelt("targets")) {
+    r.attempt(
+        [&] { config.targets = detail::parse_targets(r, top.require("targets"), defaults, ctx); });
+  }
+  // Counted on a config without errors only: a half-read one would be miscounted.
+  if (r.error_count() == 0) r.attempt([&] { detail::check_max_series(r, top, config, ctx); });
+  return config;
+}
+
+// File order: what an operator fixes top to bottom. One problem reached
+// twice (two targets inheriting it) is said once.
+std::vector<Diagnostic> in_file_order(std::vector<Diagnostic> found) {
+  std::stable_sort(found.begin(), found.end(), [](const Diagnostic& a, const Diagnostic& b) {
+    return std::pair(a.line, a.column) < std::pair(b.line, b.column);
+  });
+  found.erase(std::unique(found.begin(), found.end()), found.end());
+  return found;
 }
 
 }  // namespace
 
 Config parse(const std::string& yaml_text, const std::string& file_name,
-             const std::string& base_dir) {
-  Reader r(file_name, base_dir);
-  YAML::Node root = detail::load_single_document(r, yaml_text);
-  detail::check_structure(r, root);
-  Fields top(r, Item{root, root.Mark(), ""}, "",
-             {"listen", "defaults", "prompts", "targets", "buckets", "rows", "diagnosis"}, "");
-
+             const std::string& base_dir, const LoadOptions& options) {
+  detail::Collected found;
+  Reader r(file_name, base_dir, found, options);
   Config config;
+  r.attempt([&] { config = parse_document(r, yaml_text); });
+  if (!found.errors.empty()) throw ConfigError(in_file_order(std::move(found.errors)));
   config.source_file = file_name;
-  if (auto listen = top.get("listen")) {
-    config.listen = r.string(*listen);
-    if (auto err = detail::check_listen(config.listen)) r.fail(listen->mark, *err);
-  }
-  if (auto buckets = top.get("buckets")) config.buckets = parse_buckets(r, *buckets);
-  if (auto rows = top.get("rows")) config.rows = parse_rows(r, *rows);
-  if (auto diagnosis = top.get("diagnosis")) config.diagnosis = parse_diagnosis(r, *diagnosis);
-  config.prompts = parse_prompts(r, top.get("prompts"), root);
-  Target defaults = detail::parse_defaults(r, top.get("defaults"));
-  config.targets = detail::parse_targets(r, top.require("targets"), defaults, config.prompts);
+  config.findings.warnings = in_file_order(std::move(found.findings.warnings));
+  config.findings.not_checked = in_file_order(std::move(found.findings.not_checked));
   return config;
 }
 
-Config load_file(const std::string& path) {
+Config load_file(const std::string& path, const LoadOptions& options) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
     throw ConfigError(path, 0, 0, "cannot read config file: is a directory");
@@ -210,7 +251,7 @@ Config load_file(const std::string& path) {
   std::ostringstream text;
   text << in.rdbuf();
   std::string base_dir = std::filesystem::path(path).parent_path().string();
-  return parse(text.str(), path, base_dir);
+  return parse(text.str(), path, base_dir, options);
 }
 
 }  // namespace lse::config

@@ -116,7 +116,7 @@ void walk(const Reader& reader, const YAML::Node& node, int depth, std::size_t& 
         reader.fail(key.Mark(), fmt::format("mapping keys must be strings, got {}", describe(key)));
       }
       if (!seen.insert(key.Scalar()).second) {
-        reader.fail(key.Mark(), fmt::format("duplicate key '{}'", key.Scalar()));
+        reader.record(key.Mark(), fmt::format("duplicate key '{}'", key.Scalar()));
       }
       walk(reader, kv.second, depth + 1, visited);
     }
@@ -212,8 +212,8 @@ bool is_blank(std::string_view s) {
   return s.find_first_not_of(" \t\r\n") == std::string_view::npos;
 }
 
-Reader::Reader(std::string file, std::string base_dir)
-    : file_(std::move(file)), base_dir_(std::move(base_dir)) {}
+Reader::Reader(std::string file, std::string base_dir, Collected& out, LoadOptions options)
+    : file_(std::move(file)), base_dir_(std::move(base_dir)), out_(out), options_(options) {}
 
 std::string Reader::resolve(const std::string& path) const {
   std::filesystem::path p(path);
@@ -221,14 +221,58 @@ std::string Reader::resolve(const std::string& path) const {
   return (std::filesystem::path(base_dir_) / p).lexically_normal().string();
 }
 
+Diagnostic Reader::at(const YAML::Mark& mark, const std::string& message) const {
+  if (mark.is_null()) return Diagnostic{file_, 0, 0, message};
+  return Diagnostic{file_, mark.line + 1, mark.column + 1, message};
+}
+
+std::string Reader::named(const Item& item, const std::string& message) {
+  if (item.name.empty()) return message;
+  return fmt::format("{}: {}", item.name, message);
+}
+
 void Reader::fail(const YAML::Mark& mark, const std::string& message) const {
-  if (mark.is_null()) throw ConfigError(file_, 0, 0, message);
-  throw ConfigError(file_, mark.line + 1, mark.column + 1, message);
+  throw ConfigError({at(mark, message)});
 }
 
 void Reader::fail(const Item& item, const std::string& message) const {
-  if (item.name.empty()) fail(item.mark, message);
-  fail(item.mark, fmt::format("{}: {}", item.name, message));
+  fail(item.mark, named(item, message));
+}
+
+namespace {
+struct Abandoned {};
+}  // namespace
+
+void Reader::abandon() { throw Abandoned{}; }
+
+bool Reader::attempt(const std::function<void()>& step) const {
+  try {
+    step();
+    return true;
+  } catch (const ConfigError& e) {
+    out_.errors.insert(out_.errors.end(), e.errors().begin(), e.errors().end());
+  } catch (const Abandoned&) {
+  }
+  return false;
+}
+
+void Reader::record(const YAML::Mark& mark, const std::string& message) const {
+  out_.errors.push_back(at(mark, message));
+}
+
+void Reader::warn(const YAML::Mark& mark, const std::string& message) const {
+  const Diagnostic d = at(mark, message);
+  auto& warnings = out_.findings.warnings;
+  // Targets inheriting one default share its warning: say it once.
+  if (std::find(warnings.begin(), warnings.end(), d) == warnings.end()) warnings.push_back(d);
+}
+
+void Reader::warn(const Item& item, const std::string& message) const {
+  warn(item.mark, named(item, message));
+}
+
+void Reader::not_checked(const Item& item, const std::string& what) const {
+  out_.findings.not_checked.push_back(at(item.mark, named(item, what)));
 }
 
 std::string Reader::string(const Item& item) const {
@@ -331,12 +375,18 @@ Fields::Fields(const Reader& reader, const Item& map, std::string_view where,
     bool known = false;
     for (auto a : allowed) known = known || a == key;
     if (!known) {
+      had_unknown_ = true;
       std::string list;
       for (auto a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
       std::string hint;
-      if (auto near = closest(key, allowed)) hint = fmt::format(", did you mean '{}'?", *near);
-      reader.fail(kv.first.Mark(), fmt::format("unknown key '{}'{}{} (allowed: {})", key,
-                                               where_.empty() ? "" : " in " + where_, hint, list));
+      if (auto near = closest(key, allowed)) {
+        hint = fmt::format(", did you mean '{}'?", *near);
+        suggested_.push_back(*near);
+      }
+      reader.record(kv.first.Mark(),
+                    fmt::format("unknown key '{}'{}{} (allowed: {})", key,
+                                where_.empty() ? "" : " in " + where_, hint, list));
+      continue;
     }
     YAML::Mark value_mark = kv.second.IsNull() ? kv.first.Mark() : kv.second.Mark();
     entries_.push_back(
@@ -349,6 +399,10 @@ std::optional<Item> Fields::get(std::string_view key) const {
     if (e.key == key) return e.value;
   }
   return std::nullopt;
+}
+
+bool Fields::misspelt(std::string_view key) const {
+  return std::find(suggested_.begin(), suggested_.end(), key) != suggested_.end();
 }
 
 Item Fields::require(std::string_view key) const {

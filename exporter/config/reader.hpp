@@ -1,12 +1,15 @@
 // Internal to the config module: typed, strict access to yaml-cpp nodes.
 // Every conversion either returns a value or throws ConfigError at the node's
 // file:line:col, so the section parsers (parse.cpp, target.cpp) read like the
-// schema of DESIGN §4 instead of a pile of position bookkeeping.
+// schema of DESIGN §4 instead of a pile of position bookkeeping. attempt()
+// runs one step and records its error, so parsing goes on to report every
+// problem of the file; warnings and skipped checks are recorded alongside.
 #pragma once
 #include <yaml-cpp/yaml.h>
 
 #include <utility>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -25,11 +28,18 @@ struct Item {
   std::string name;  // key path used as message prefix, e.g. "timeout.total"
 };
 
+// Everything parsing found, gathered while it goes on past each error.
+struct Collected {
+  std::vector<Diagnostic> errors;
+  Findings findings;
+};
+
 class Reader {
  public:
-  Reader(std::string file, std::string base_dir);
+  Reader(std::string file, std::string base_dir, Collected& out, LoadOptions options = {});
 
   const std::string& file() const { return file_; }
+  const LoadOptions& options() const { return options_; }
   // Relative paths resolve against the config file's folder, not the cwd, so
   // a config behaves the same wherever the exporter is started from.
   std::string resolve(const std::string& path) const;
@@ -37,6 +47,20 @@ class Reader {
   [[noreturn]] void fail(const YAML::Mark& mark, const std::string& message) const;
   // Prefixes the message with the item's name ("interval: ...").
   [[noreturn]] void fail(const Item& item, const std::string& message) const;
+
+  // Runs one step of parsing. A ConfigError it throws is recorded and parsing
+  // goes on with the next step; true when the step succeeded.
+  bool attempt(const std::function<void()>& step) const;
+  // Stops the current step without a new error: what is wrong was reported
+  // already (an unknown key that left a mapping incomplete).
+  [[noreturn]] static void abandon();
+  void record(const YAML::Mark& mark, const std::string& message) const;
+  std::size_t error_count() const { return out_.errors.size(); }
+  // A valid value that likely does not do what was meant (printed, logged).
+  void warn(const YAML::Mark& mark, const std::string& message) const;
+  void warn(const Item& item, const std::string& message) const;
+  // A check the options skipped (--no-env-check), named for the report.
+  void not_checked(const Item& item, const std::string& what) const;
 
   std::string string(const Item& item) const;           // any scalar
   std::string nonempty_string(const Item& item) const;  // scalar, not ""
@@ -52,13 +76,19 @@ class Reader {
   std::pair<std::string, std::string> read_file(const Item& item) const;
 
  private:
+  Diagnostic at(const YAML::Mark& mark, const std::string& message) const;
+  static std::string named(const Item& item, const std::string& message);
+
   std::string file_;
   std::string base_dir_;
+  Collected& out_;
+  LoadOptions options_;
 };
 
 // A mapping whose keys were checked against the allowed set: an unknown key
-// fails at the key, listing what is allowed. Children are named
-// `child_prefix + key` in messages.
+// is an error at the key, listing what is allowed, and is skipped so the
+// known keys are still read. Children are named `child_prefix + key` in
+// messages.
 class Fields {
  public:
   Fields(const Reader& reader, const Item& map, std::string_view where,
@@ -68,6 +98,11 @@ class Fields {
   // Missing keys have no mark in yaml-cpp: blame the mapping itself.
   Item require(std::string_view key) const;
   bool has(std::string_view key) const { return get(key).has_value(); }
+  // An unknown key of this mapping was reported as a typo of `key` ("did you
+  // mean"): that key's absence is the same mistake, not a second one.
+  bool misspelt(std::string_view key) const;
+  // Any unknown key at all: what looks missing may be one of them.
+  bool had_unknown_keys() const { return had_unknown_; }
 
   struct Entry {
     std::string key;
@@ -82,6 +117,8 @@ class Fields {
   Item self_;
   std::string where_;
   std::vector<Entry> entries_;
+  std::vector<std::string_view> suggested_;
+  bool had_unknown_ = false;
 };
 
 // Parses the text as exactly one YAML document whose root is a mapping.
@@ -90,8 +127,9 @@ class Fields {
 // #1040, fixed upstream by PR #1319).
 YAML::Node load_single_document(const Reader& reader, const std::string& yaml_text);
 
-// Whole-document checks yaml-cpp does not do: duplicate keys (it keeps both),
-// non-string keys, and alias cycles / alias blow-ups (it builds them happily).
+// Whole-document checks yaml-cpp does not do: duplicate keys (it keeps both;
+// recorded, parsing goes on), non-string keys, and alias cycles / alias
+// blow-ups (it builds them happily; these stop parsing).
 void check_structure(const Reader& reader, const YAML::Node& root);
 
 // "got 'abc'", "got a mapping", "got an empty value" for type errors.

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <cstdint>
 
 #include "net/listen_address.hpp"
 #include "net/url.hpp"
@@ -122,6 +124,36 @@ std::optional<std::string> check_header_value(std::string_view name, std::string
   if (value.find_first_of(std::string_view("\r\n\0", 3)) == std::string_view::npos)
     return std::nullopt;
   return fmt::format("value of header '{}' contains a line break or NUL", name);
+}
+
+BucketPlace bucket_place(const std::vector<double>& bounds, std::chrono::nanoseconds threshold) {
+  BucketPlace place;
+  for (double bound : bounds) {
+    // Bounds are decimal seconds, thresholds whole nanoseconds: 0.25 is 250ms.
+    const auto ns = static_cast<std::int64_t>(std::llround(bound * 1e9));
+    if (ns == threshold.count()) return {true, std::nullopt, std::nullopt};
+    if (ns < threshold.count()) place.below = bound;
+    if (ns > threshold.count() && !place.above) place.above = bound;
+  }
+  return place;
+}
+
+std::optional<std::string> check_label_name(std::string_view name,
+                                            const std::vector<std::string>& reserved) {
+  const bool grammar =
+      !name.empty() && !is_digit(name.front()) &&
+      std::all_of(name.begin(), name.end(), [](char c) { return is_alnum(c) || c == '_'; });
+  if (!grammar) return fmt::format("label name '{}' must match [a-zA-Z_][a-zA-Z0-9_]*", name);
+  if (name.rfind("__", 0) == 0)
+    return fmt::format("label name '{}' is reserved: names starting with __ are Prometheus' own",
+                       name);
+  if (std::find(reserved.begin(), reserved.end(), name) != reserved.end()) {
+    std::string list;
+    for (const auto& r : reserved) list += (list.empty() ? "" : ", ") + r;
+    return fmt::format("label name '{}' is reserved: the exporter sets it (reserved: {})", name,
+                       list);
+  }
+  return std::nullopt;
 }
 
 std::optional<std::string> check_env_name(std::string_view name) {

@@ -2,9 +2,11 @@
 // functions on strings, with no YAML and no positions. The section parsers
 // call them and attach the file:line:col; tests can call them directly.
 #pragma once
+#include <chrono>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "api/adapter.hpp"
 
@@ -47,6 +49,22 @@ std::optional<std::string> check_header_name(std::string_view name);
 // CR/LF/NUL would let a value inject headers; the value is never echoed
 // because header values are often credentials.
 std::optional<std::string> check_header_value(std::string_view name, std::string_view value);
+
+// Where a stall threshold falls among histogram bucket bounds (seconds): on
+// one of them, or between the nearest below and above (nullopt: none on that
+// side). Stalls are counted against the threshold while dashboards read the
+// gap histogram, so a threshold off the bounds makes the two disagree.
+struct BucketPlace {
+  bool on_bound = false;
+  std::optional<double> below, above;
+};
+BucketPlace bucket_place(const std::vector<double>& bounds, std::chrono::nanoseconds threshold);
+
+// A target's extra label name (`labels:`): Prometheus' grammar
+// [a-zA-Z_][a-zA-Z0-9_]*, not `__`-prefixed (Prometheus' own), and none of
+// `reserved` (the labels the exporter sets; sorted, listed in the message).
+std::optional<std::string> check_label_name(std::string_view name,
+                                            const std::vector<std::string>& reserved);
 
 // POSIX environment variable names.
 std::optional<std::string> check_env_name(std::string_view name);

@@ -2,10 +2,15 @@
 // "setting" a target may override; a target is a copy of the defaults with its
 // own settings applied on top, so inheritance is one assignment per key.
 // Merging, not replacing, happens where a partial override is the natural
-// reading: timeout and tls merge field by field, headers merge by name.
+// reading: timeout and tls merge field by field, headers and labels merge by
+// name.
 // Cross-field rules (first_token <= total, cert+key) are checked in the scope
 // that sets them, against the merged values, so the error points at the line
-// that made the combination invalid.
+// that made the combination invalid. Each key is one Reader::attempt: a
+// target with three mistakes reports three errors. Rules that need the rest
+// of the file (the interval floor, stall thresholds on gap bucket bounds) are
+// checked at the key that sets the value, or, for a built-in default, at the
+// top-level key that makes it wrong.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -16,6 +21,7 @@
 #include "config/body.hpp"
 #include "config/rules.hpp"
 #include "config/sections.hpp"
+#include "metrics/families.hpp"
 #include "util/text.hpp"
 
 namespace lse::config::detail {
@@ -24,7 +30,8 @@ namespace {
 const std::vector<std::string_view> kSettingKeys = {
     "interval",   "jitter",        "timeout",         "stall_threshold",        "warmup",
     "max_tokens", "temperature",   "count",           "accept_encoding",        "client",
-    "headers",    "include_usage", "max_event_bytes", "proxy_from_environment", "tls"};
+    "headers",    "include_usage", "max_event_bytes", "proxy_from_environment", "tls",
+    "labels"};
 
 const std::vector<std::string_view> kTargetOnlyKeys = {"name", "url",     "api",       "model",
                                                        "auth", "prompts", "proxy_url", "body"};
@@ -100,8 +107,14 @@ void apply_timeout(const Reader& r, Target& t, const Item& item) {
   check("idle", t.timeout.idle);
 }
 
-std::string existing_file(const Reader& r, const Item& item) {
+// A client certificate and its key are mounted secrets like the API key:
+// with read_secrets off their paths are only listed as not checked.
+std::string existing_file(const Reader& r, const Item& item, bool secret = false) {
   std::string path = r.resolve(r.nonempty_string(item));
+  if (secret && !r.options().read_secrets) {
+    r.not_checked(item, fmt::format("file '{}'", path));
+    return path;
+  }
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) {
     r.fail(item, fmt::format("file '{}' does not exist or is not a regular file", path));
@@ -115,13 +128,24 @@ void apply_tls(const Reader& r, Target& t, const Item& item) {
            item.name + ".");
   for (const auto& e : f.entries()) {
     if (e.key == "ca_file") t.tls.ca_file = existing_file(r, e.value);
-    if (e.key == "cert_file") t.tls.cert_file = existing_file(r, e.value);
-    if (e.key == "key_file") t.tls.key_file = existing_file(r, e.value);
+    if (e.key == "cert_file") t.tls.cert_file = existing_file(r, e.value, true);
+    if (e.key == "key_file") t.tls.key_file = existing_file(r, e.value, true);
     if (e.key == "server_name") t.tls.server_name = r.nonempty_string(e.value);
     if (e.key == "insecure_skip_verify") t.tls.insecure_skip_verify = r.boolean(e.value);
   }
   if (t.tls.cert_file.empty() != t.tls.key_file.empty()) {
     r.fail(item, "cert_file and key_file must be set together (client certificate and its key)");
+  }
+}
+
+void apply_count(const Reader& r, Target& t, const Item& item) {
+  auto words = word_list(r, item, {"content", "reasoning", "tool_calls"});
+  if (words.empty()) r.fail(item, "must name at least one of content, reasoning, tool_calls");
+  t.count = api::CountSet{false, false, false};
+  for (const auto& w : words) {
+    if (w == "content") t.count.content = true;
+    if (w == "reasoning") t.count.reasoning = true;
+    if (w == "tool_calls") t.count.tool_calls = true;
   }
 }
 
@@ -150,32 +174,74 @@ void apply_headers(const Reader& r, Target& t, const Item& item) {
   }
 }
 
+// Extra labels on every series of the target. A target's labels merge with
+// those of `defaults:` by name (the target's value wins), like headers.
+void apply_labels(const Reader& r, Target& t, const Item& item) {
+  r.require_mapping(item);
+  static const std::vector<std::string> reserved = metrics::reserved_label_names();
+  for (const auto& kv : item.node) {
+    const std::string name = kv.first.Scalar();
+    if (auto err = check_label_name(name, reserved))
+      r.fail(kv.first.Mark(), fmt::format("{}: {}", item.name, *err));
+    Item value{kv.second, kv.second.IsNull() ? kv.first.Mark() : kv.second.Mark(),
+               item.name + "." + name};
+    // Prometheus reads an empty value as no label at all.
+    t.labels.insert_or_assign(name, r.nonempty_string(value));
+  }
+}
+
+// The floor keeps a typo (`interval: 1ms`) from hammering a paid API.
+Duration interval_at_least_floor(const Reader& r, const Item& item, const Context& ctx) {
+  const Duration d = positive_duration(r, item);
+  if (d < ctx.min_interval) {
+    r.fail(item, fmt::format("{} is below min_interval ({}); raise it, or lower min_interval: "
+                             "if probing that often is intended",
+                             format_duration(d), format_duration(ctx.min_interval)));
+  }
+  return d;
+}
+
+std::string bound_text(double seconds) {
+  return format_duration(std::chrono::round<Duration>(std::chrono::duration<double>(seconds)));
+}
+
+// "is not a bucket boundary of buckets.gap (nearest: 250ms below, 300ms above)"
+std::optional<std::string> off_gap_bounds(Duration threshold, const Context& ctx) {
+  const BucketPlace place = bucket_place(ctx.gap_bounds, threshold);
+  if (place.on_bound) return std::nullopt;
+  std::string nearest;
+  if (place.below) nearest = bound_text(*place.below) + " below";
+  if (place.above) nearest += (nearest.empty() ? "" : ", ") + bound_text(*place.above) + " above";
+  return fmt::format(
+      "{} is not a bucket boundary of buckets.gap (nearest boundaries: {}), so the stalls "
+      "counted and the gap histogram's buckets disagree",
+      format_duration(threshold), nearest);
+}
+
+Duration stall_threshold(const Reader& r, const Item& item, const Context& ctx) {
+  const Duration d = positive_duration(r, item);
+  if (auto off = off_gap_bounds(d, ctx)) r.warn(item, *off);
+  return d;
+}
+
 // One `defaults:` key, also overridable per target. Returns false for keys
 // that are not settings.
-bool apply_setting(const Reader& r, Target& t, const std::string& key, const Item& v) {
+bool apply_setting(const Reader& r, Target& t, const std::string& key, const Item& v,
+                   const Context& ctx) {
   if (key == "interval") {
-    t.interval = positive_duration(r, v);
+    t.interval = interval_at_least_floor(r, v, ctx);
   } else if (key == "jitter") {
     t.jitter = number_in(r, v, 0, 0.5);
   } else if (key == "timeout") {
     apply_timeout(r, t, v);
   } else if (key == "stall_threshold") {
-    t.stall_threshold = positive_duration(r, v);
+    t.stall_threshold = stall_threshold(r, v, ctx);
   } else if (key == "warmup") {
     t.warmup = int_at_least(r, v, 0);
   } else if (key == "max_tokens") {
     t.max_tokens = int_at_least(r, v, 1);
   } else if (key == "temperature") {
     t.temperature = number_in(r, v, 0, 2);
-  } else if (key == "count") {
-    auto words = word_list(r, v, {"content", "reasoning", "tool_calls"});
-    if (words.empty()) r.fail(v, "must name at least one of content, reasoning, tool_calls");
-    t.count = api::CountSet{false, false, false};
-    for (const auto& w : words) {
-      if (w == "content") t.count.content = true;
-      if (w == "reasoning") t.count.reasoning = true;
-      if (w == "tool_calls") t.count.tool_calls = true;
-    }
   } else if (key == "accept_encoding") {
     t.accept_encoding = word_list(r, v, {"gzip", "deflate", "br", "identity"});
   } else if (key == "client") {
@@ -195,6 +261,10 @@ bool apply_setting(const Reader& r, Target& t, const std::string& key, const Ite
     t.proxy_from_environment = r.boolean(v);
   } else if (key == "tls") {
     apply_tls(r, t, v);
+  } else if (key == "count") {
+    apply_count(r, t, v);
+  } else if (key == "labels") {
+    apply_labels(r, t, v);
   } else {
     return false;
   }
@@ -203,6 +273,10 @@ bool apply_setting(const Reader& r, Target& t, const std::string& key, const Ite
 
 // The secret's value never appears in a message, only where it came from.
 std::string secret_from_file(const Reader& r, const Item& item) {
+  if (!r.options().read_secrets) {
+    r.not_checked(item, fmt::format("secret file '{}'", r.resolve(r.nonempty_string(item))));
+    return {};
+  }
   auto [path, content] = r.read_file(item);
   std::string value = trim_trailing_newlines(std::move(content));
   if (value.empty()) r.fail(item, fmt::format("secret file '{}' is empty", path));
@@ -215,6 +289,10 @@ std::string secret_from_file(const Reader& r, const Item& item) {
 std::string secret_from_env(const Reader& r, const Item& item) {
   std::string name = r.nonempty_string(item);
   if (auto err = check_env_name(name)) r.fail(item, *err);
+  if (!r.options().read_secrets) {
+    r.not_checked(item, fmt::format("environment variable {}", name));
+    return {};
+  }
   const char* value = std::getenv(name.c_str());
   if (value == nullptr) r.fail(item, fmt::format("environment variable {} is not set", name));
   std::string s = value;
@@ -238,6 +316,7 @@ const Fields::Entry& secret_source(const Reader& r, const Item& item, const Fiel
     source = &e;
   }
   auto header = f.get("header");
+  if (source == nullptr && f.had_unknown_keys()) Reader::abandon();  // `token:` said it
   if (source == nullptr) {
     r.fail(
         item.mark,
@@ -283,16 +362,15 @@ Auth parse_auth(const Reader& r, const Item& item) {
   return auth;
 }
 
-std::vector<std::string> prompt_names(const Reader& r, const Item& item,
-                                      const std::map<std::string, Prompt>& prompts) {
+std::vector<std::string> prompt_names(const Reader& r, const Item& item, const Context& ctx) {
   std::vector<std::string> defined;
-  defined.reserve(prompts.size());
-  for (const auto& [name, p] : prompts) defined.push_back(name);
+  defined.reserve(ctx.prompts.size());
+  for (const auto& [name, p] : ctx.prompts) defined.push_back(name);
   std::vector<std::string_view> allowed(defined.begin(), defined.end());
   std::vector<std::string> names;
   for (const Item& element : r.list(item)) {
     std::string name = r.string(element);
-    if (!prompts.count(name)) {
+    if (!ctx.prompts.count(name) && ctx.prompts_complete) {
       r.fail(element, fmt::format("unknown prompt '{}' (defined: {})", name, join(allowed)));
     }
     if (std::find(names.begin(), names.end(), name) != names.end()) {
@@ -305,8 +383,7 @@ std::vector<std::string> prompt_names(const Reader& r, const Item& item,
 }
 
 // A key only a target has (not a setting of `defaults:`).
-void apply_target_key(const Reader& r, Target& t, const Fields::Entry& e,
-                      const std::map<std::string, Prompt>& prompts) {
+void apply_target_key(const Reader& r, Target& t, const Fields::Entry& e, const Context& ctx) {
   const Item& v = e.value;
   if (e.key == "name") {
     t.name = r.string(v);
@@ -324,7 +401,7 @@ void apply_target_key(const Reader& r, Target& t, const Fields::Entry& e,
   } else if (e.key == "auth") {
     t.auth = parse_auth(r, v);
   } else if (e.key == "prompts") {
-    t.prompts = prompt_names(r, v, prompts);
+    t.prompts = prompt_names(r, v, ctx);
   } else if (e.key == "proxy_url") {
     auto url = normalize_proxy_url(r.string(v));
     if (!url.ok()) r.fail(v.mark, url.error);
@@ -347,52 +424,92 @@ void check_auth_header_unique(const Reader& r, const Target& t, const Item& auth
   }
 }
 
-Target parse_target(const Reader& r, const Item& item, const Target& defaults,
-                    const std::map<std::string, Prompt>& prompts) {
+// A target that sets neither key itself nor through `defaults:` runs on the
+// built-in value; when a top-level key makes that value wrong, the fix goes
+// there (said once, however many targets inherit it).
+void check_built_in_settings(const Reader& r, const Target& t, const Fields& f,
+                             const Context& ctx) {
+  auto built_in = [&](std::string_view key) {
+    return !f.has(key) && !ctx.set_in_defaults.count(std::string(key));
+  };
+  if (built_in("interval") && t.interval < ctx.min_interval && ctx.min_interval_item) {
+    r.record(ctx.min_interval_item->mark,
+             fmt::format("min_interval: {} is above the built-in interval ({}) of targets that "
+                         "set none; set defaults.interval",
+                         format_duration(ctx.min_interval), format_duration(t.interval)));
+  }
+  if (built_in("stall_threshold") && ctx.gap_item) {
+    if (auto off = off_gap_bounds(t.stall_threshold, ctx))
+      r.warn(*ctx.gap_item, "the built-in stall_threshold " + *off);
+  }
+}
+
+// The target's place and, when it has a valid one, its name item (for the
+// duplicate-name error, which belongs at the second target's name).
+struct ParsedTarget {
+  Target target;
+  std::optional<Item> name;
+};
+
+ParsedTarget parse_target(const Reader& r, const Item& item, const Target& defaults,
+                          const Context& ctx) {
   Fields f(r, item, item.name, target_keys(), "");
   Target t = defaults;
   t.line.value = item.mark.line + 1;
-  // Required keys first, so a half-written target says what it lacks.
-  f.require("name");
-  f.require("url");
-  f.require("model");
+  // Required keys first, so a half-written target says what it lacks (a
+  // misspelt one was reported as the typo already).
+  for (std::string_view key : {"name", "url", "model"})
+    if (!f.misspelt(key)) r.attempt([&] { f.require(key); });
+  bool auth_ok = true, name_ok = true;
   for (const auto& e : f.entries()) {
-    if (!apply_setting(r, t, e.key, e.value)) apply_target_key(r, t, e, prompts);
+    const bool ok = r.attempt([&] {
+      if (!apply_setting(r, t, e.key, e.value, ctx)) apply_target_key(r, t, e, ctx);
+    });
+    if (e.key == "auth") auth_ok = auth_ok && ok;
+    if (e.key == "name") name_ok = name_ok && ok;
   }
   if (!f.get("prompts")) {
-    for (const auto& [name, p] : prompts) t.prompts.push_back(name);
+    for (const auto& [name, p] : ctx.prompts) t.prompts.push_back(name);
   }
-  if (auto auth_item = f.get("auth")) check_auth_header_unique(r, t, *auth_item);
-  return t;
+  if (auto auth_item = f.get("auth"); auth_item && auth_ok)
+    r.attempt([&] { check_auth_header_unique(r, t, *auth_item); });
+  check_built_in_settings(r, t, f, ctx);
+  auto name = f.get("name");
+  return {std::move(t), name_ok ? name : std::nullopt};
 }
 
 }  // namespace
 
-Target parse_defaults(const Reader& reader, const std::optional<Item>& defaults) {
+Target parse_defaults(const Reader& reader, const std::optional<Item>& defaults, Context& context) {
   Target t;
   if (!defaults) return t;
   Fields f(reader, *defaults, "defaults", kSettingKeys, "");
-  for (const auto& e : f.entries()) apply_setting(reader, t, e.key, e.value);
+  for (const auto& e : f.entries()) {
+    reader.attempt([&] { apply_setting(reader, t, e.key, e.value, context); });
+    context.set_in_defaults.insert(e.key);
+  }
   return t;
 }
 
 std::vector<Target> parse_targets(const Reader& reader, const Item& targets, const Target& defaults,
-                                  const std::map<std::string, Prompt>& prompts) {
+                                  const Context& context) {
   std::vector<Item> items = reader.list(targets);
   if (items.empty()) reader.fail(targets, "must list at least one target");
   std::vector<Target> out;
   std::map<std::string, int> first_line;
   for (const Item& item : items) {
-    Target t = parse_target(reader, item, defaults, prompts);
-    auto [it, inserted] = first_line.emplace(t.name, t.line.value);
-    if (!inserted) {
-      // Blame the second target's name, where the fix goes.
-      Fields f(reader, item, item.name, target_keys(), "");
-      reader.fail(
-          f.require("name"),
-          fmt::format("duplicate target name '{}' (first defined on line {})", t.name, it->second));
-    }
-    out.push_back(std::move(t));
+    reader.attempt([&] {
+      ParsedTarget p = parse_target(reader, item, defaults, context);
+      if (p.name) {
+        auto [it, inserted] = first_line.emplace(p.target.name, p.target.line.value);
+        // Blame the second target's name, where the fix goes.
+        if (!inserted)
+          reader.record(p.name->mark,
+                        fmt::format("name: duplicate target name '{}' (first defined on line {})",
+                                    p.target.name, it->second));
+      }
+      out.push_back(std::move(p.target));
+    });
   }
   return out;
 }

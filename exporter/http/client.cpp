@@ -7,6 +7,8 @@
 
 #include "http/timestamping_socket.hpp"
 
+#include <time.h>
+
 #include <algorithm>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/redirect_error.hpp>
@@ -50,6 +52,7 @@ struct Client::Conn {
 struct Client::Exchange {
   bhttp::response_parser<bhttp::buffer_body> parser;
   bool body_done = false;
+  std::optional<Response> response;  // once the headers are in
 };
 
 Client::Client(asio::io_context& io, ClientOptions options)
@@ -58,6 +61,32 @@ Client::Client(asio::io_context& io, ClientOptions options)
 }
 
 Client::~Client() = default;
+
+const Response* Client::response() const {
+  return ex_ && ex_->response ? &*ex_->response : nullptr;
+}
+
+std::optional<double> retry_after_seconds(std::string_view value, double now_unix) {
+  while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
+  while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.remove_suffix(1);
+  if (value.empty()) return std::nullopt;
+  if (std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    double seconds = 0;
+    for (char c : value) seconds = seconds * 10 + (c - '0');
+    return seconds;
+  }
+  // The three date forms RFC 9110 §5.6.7 says a recipient must accept.
+  const std::string text(value);
+  for (const char* format :
+       {"%a, %d %b %Y %H:%M:%S GMT", "%A, %d-%b-%y %H:%M:%S GMT", "%a %b %e %H:%M:%S %Y"}) {
+    std::tm tm{};
+    const char* end = ::strptime(text.c_str(), format, &tm);
+    if (end == nullptr || *end != '\0') continue;
+    const double at = static_cast<double>(::timegm(&tm));
+    return std::max(0.0, at - now_unix);
+  }
+  return std::nullopt;
+}
 
 // --- deadlines and cancellation ---------------------------------------------
 
@@ -265,6 +294,7 @@ Result<std::optional<Response>> Client::parse_headers() {
   response.status = static_cast<int>(h.result_int());
   response.content_type = std::string(h[bhttp::field::content_type]);
   response.content_encoding = std::string(h[bhttp::field::content_encoding]);
+  response.retry_after = std::string(h[bhttp::field::retry_after]);
   response.keep_alive = h.keep_alive();
   try {
     decoder_ = make_content_decoder(response.content_encoding);
@@ -273,6 +303,7 @@ Result<std::optional<Response>> Client::parse_headers() {
                  "unsupported content-encoding " + response.content_encoding};
   }
   ex_->body_done = p.is_done();
+  ex_->response = response;
   return std::optional<Response>{std::move(response)};
 }
 

@@ -46,8 +46,14 @@ struct Response {
   int status = 0;
   std::string content_type;
   std::string content_encoding;
+  std::string retry_after;  // the Retry-After header as sent ("" when absent)
   bool keep_alive = false;
 };
+
+// Retry-After (RFC 9110 §10.2.3) in seconds from `now_unix`: delay-seconds
+// ("120") or an HTTP-date (IMF-fixdate, RFC 850 or asctime form; a date in
+// the past is 0). nullopt when absent or unreadable.
+std::optional<double> retry_after_seconds(std::string_view value, double now_unix);
 
 // What start() returns: the phase instants it reached (also when it failed,
 // so the probe's clock shows where it stopped) and the response or the fault.
@@ -93,6 +99,11 @@ class Client {
   void cancel();
 
   const ClientOptions& options() const { return options_; }
+
+  // The response of the exchange in progress, from its headers until
+  // finish(); null otherwise. For what only an error answer needs
+  // (Retry-After).
+  const Response* response() const;
 
  private:
   struct Conn;

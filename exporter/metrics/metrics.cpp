@@ -1,8 +1,10 @@
-// The prometheus-cpp families of DESIGN §3 and the per-(target, prompt) series
-// behind them. prometheus-cpp 1.0.1 invalidates a series reference when it is
+// The prometheus-cpp families of DESIGN §3 (metrics/families.hpp) and the
+// series sets behind them: one per (target, prompt), or one per target with
+// metrics.per_prompt: false. prometheus-cpp 1.0.1 invalidates a series reference when it is
 // removed, so every cached pointer lives in a map guarded by a shared_mutex:
 // probe threads record under the shared lock, reload rebuilds under the
-// exclusive one.
+// exclusive one. What OpenMetrics adds (when a series started, the probe
+// behind a bucket) is kept beside those pointers and handed to the serializer.
 #include "metrics/metrics.hpp"
 
 #include <prometheus/counter.h>
@@ -10,7 +12,6 @@
 #include <prometheus/gauge.h>
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
-#include <prometheus/text_serializer.h>
 
 #include <utility>
 #include <algorithm>
@@ -18,19 +19,24 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
-#include <sstream>
 #include <stdexcept>
 #include <string_view>
 #include <variant>
 #include <vector>
 
 #include "api/adapter.hpp"
+#include "metrics/exemplars.hpp"
+#include "metrics/families.hpp"
+#include "metrics/serializer.hpp"
 #include "net/url.hpp"
 #include "util/text.hpp"
+#include "util/wall_clock.hpp"
 
 namespace lse::metrics {
 namespace {
@@ -41,10 +47,6 @@ using prometheus::Gauge;
 using prometheus::Histogram;
 using prometheus::Labels;
 
-// Finish reasons are label values reported by upstream servers; only these
-// become series so a misbehaving server cannot blow up cardinality.
-constexpr std::array<std::string_view, 6> kFinishReasons = {
-    "stop", "length", "content_filter", "tool_calls", "function_call", "other"};
 constexpr std::size_t kFinishOther = kFinishReasons.size() - 1;
 
 // Dialects name the same outcome differently (Anthropic "end_turn"/"max_tokens",
@@ -67,7 +69,7 @@ std::size_t finish_reason_index(std::string_view reason) {
 }
 
 // DESIGN §7 shapes; the label value is report::to_string(shape).
-constexpr std::size_t kShapeCount = report::kAllShapes.size();
+static_assert(kShapeCount == report::kAllShapes.size());
 
 std::size_t shape_index(report::Shape shape) {
   for (std::size_t i = 0; i < kShapeCount; ++i)
@@ -75,59 +77,45 @@ std::size_t shape_index(report::Shape shape) {
   throw std::logic_error("unknown diagnosis shape");
 }
 
-// Histogram kinds that share a bucket setting; a reload that changes one
-// setting recreates only the histograms of that kind.
-enum class BucketKind { gap, ttft, duration, tail, phase, tokens_per_second };
-constexpr std::array<BucketKind, 6> kBucketKinds = {
-    BucketKind::gap,  BucketKind::ttft,  BucketKind::duration,
-    BucketKind::tail, BucketKind::phase, BucketKind::tokens_per_second};
+constexpr std::size_t index_of(F f) { return static_cast<std::size_t>(f); }
 
-const std::vector<double>& buckets_of(const config::Buckets& b, BucketKind kind) {
-  switch (kind) {
-    case BucketKind::gap: return b.gap;
-    case BucketKind::ttft: return b.ttft;
-    case BucketKind::duration: return b.duration;
-    case BucketKind::tail: return b.tail;
-    case BucketKind::phase: return b.phase;
-    case BucketKind::tokens_per_second: return b.tokens_per_second;
-  }
-  throw std::logic_error("unknown bucket kind");
-}
+// The bounds of each histogram family (by row) under a config; nullopt: the
+// family has no series (phases: off). A reload that changes one histogram's
+// bounds recreates only that histogram.
+using HistogramBounds = std::array<std::optional<std::vector<double>>, kHistogramCount>;
 
-const char* bucket_setting_name(BucketKind kind) {
-  switch (kind) {
-    case BucketKind::gap: return "gap";
-    case BucketKind::ttft: return "ttft";
-    case BucketKind::duration: return "duration";
-    case BucketKind::tail: return "tail";
-    case BucketKind::phase: return "phase";
-    case BucketKind::tokens_per_second: return "tokens_per_second";
-  }
-  return "";
+HistogramBounds planned_bounds(const config::Config& config) {
+  HistogramBounds out;
+  for (std::size_t i = 0; i < kHistogramCount; ++i)
+    out[i] = config::histogram_bounds(config, kFamilies[i].buckets);
+  return out;
 }
 
 // Checked before anything is touched so a bad override leaves the old series
 // intact (prometheus-cpp would throw half-way through a rebuild otherwise).
 void validate_buckets(const config::Buckets& b) {
-  for (BucketKind kind : kBucketKinds) {
-    const auto& v = buckets_of(b, kind);
-    if (v.empty())
-      throw std::invalid_argument(std::string("buckets.") + bucket_setting_name(kind) +
-                                  ": must not be empty");
+  for (std::string_view key : config::Buckets::kKeys) {
+    const auto& v = *b.named(key);
+    const std::string where = "buckets." + std::string(key);
+    if (v.empty()) throw std::invalid_argument(where + ": must not be empty");
     for (std::size_t i = 0; i < v.size(); ++i) {
-      if (!std::isfinite(v[i]))
-        throw std::invalid_argument(std::string("buckets.") + bucket_setting_name(kind) +
-                                    ": bounds must be finite");
+      if (!std::isfinite(v[i])) throw std::invalid_argument(where + ": bounds must be finite");
       if (i > 0 && !(v[i - 1] < v[i]))
-        throw std::invalid_argument(std::string("buckets.") + bucket_setting_name(kind) +
-                                    ": bounds must be strictly increasing");
+        throw std::invalid_argument(where + ": bounds must be strictly increasing");
     }
   }
 }
 
-// Every series of one (target, prompt). Pointers are owned by the families.
+// Every series of one series set. Pointers are owned by the families; a
+// histogram the config leaves out (phases: off) is nullptr.
 struct Series {
-  Labels labels;  // target, model, prompt
+  Labels labels;  // target, model, prompt (not with per_prompt: false), the target's labels
+  // Unix time the counters started from zero (OpenMetrics `_created`), and
+  // each histogram's (rebuilt when its buckets change).
+  double created = 0;
+  std::array<double, kHistogramCount> histogram_created{};
+  // The probe behind the latest observation of each bucket (OpenMetrics exemplars).
+  BucketExemplars ttft_exemplars, gap_exemplars, max_gap_exemplars;
 
   Histogram* ttft = nullptr;
   Histogram* gap = nullptr;
@@ -155,13 +143,23 @@ struct Series {
   Gauge* last_success = nullptr;
   Gauge* last_timestamp = nullptr;
   std::array<Gauge*, kShapeCount> diagnosis{};
+  // The verdicts of each prompt whose window is diagnosed into this set
+  // (one, unless per_prompt: false); a shape's gauge is 1 when it holds for
+  // any of them. Written under the shared lock, hence the mutex.
+  std::mutex verdicts_mutex;
+  std::map<std::string, std::array<bool, kShapeCount>, std::less<>> verdicts;
 };
 
 struct TargetSeries {
   std::string model;
+  Labels own_labels;  // the target's `labels:`
+  bool per_prompt = true;
+  std::vector<std::string> prompt_names;  // configured prompts
   Gauge* stall_threshold = nullptr;
   Gauge* info = nullptr;  // llm_stream_target_info
+  Counter* backoffs = nullptr;
   Labels info_labels;
+  // By prompt name; with per_prompt: false one set under "".
   std::map<std::string, std::unique_ptr<Series>, std::less<>> prompts;
 };
 
@@ -170,13 +168,21 @@ Labels with(Labels labels, const char* key, std::string_view value) {
   return labels;
 }
 
-// What a config implies: target -> (model, threshold, prompts). The first
-// definition of a duplicated name wins; config validation rejects those anyway.
+Labels merged(Labels labels, const Labels& more) {
+  labels.insert(more.begin(), more.end());
+  return labels;
+}
+
+// What a config implies: target -> (model, labels, threshold, prompts). The
+// first definition of a duplicated name wins; config validation rejects
+// those anyway.
 struct WantedTarget {
   std::string model;
+  Labels own_labels;  // the target's `labels:`
+  bool per_prompt = true;
   double stall_threshold = 0;
   std::vector<std::string> prompts;
-  Labels info;  // target, api, model, host
+  Labels info;  // target, api, model, host and the target's labels
 };
 
 // The upstream host of a target URL ("api.openai.com", "127.0.0.1:8080"):
@@ -193,126 +199,26 @@ WantedSeries wanted_series(const config::Config& config) {
   WantedSeries wanted;
   for (const auto& t : config.targets) {
     if (wanted.count(t.name)) continue;
-    Labels info = {{"target", t.name},
-                   {"api", std::string(api::dialect_name(t.api))},
-                   {"model", t.model},
-                   {"host", upstream_host(t.url)}};
-    wanted.emplace(t.name,
-                   WantedTarget{t.model, std::chrono::duration<double>(t.stall_threshold).count(),
-                                t.prompts, std::move(info)});
+    const Labels own(t.labels.begin(), t.labels.end());
+    Labels info = merged({{"target", t.name},
+                          {"api", std::string(api::dialect_name(t.api))},
+                          {"model", t.model},
+                          {"host", upstream_host(t.url)}},
+                         own);
+    wanted.emplace(t.name, WantedTarget{t.model, own, config.metrics.per_prompt,
+                                        std::chrono::duration<double>(t.stall_threshold).count(),
+                                        t.prompts, std::move(info)});
   }
   return wanted;
 }
 
-// Every family of DESIGN §3, in one table: its type, name and help. `F`
-// names a row; FamilySet holds the registered families in the same order.
-enum class F : std::size_t {
-  // the clock of one stream, per (target, prompt)
-  ttft,
-  gap,
-  gap_p95,
-  max_gap,
-  tail,
-  duration,
-  phase,
-  tokens_per_second,
-  // what happened to the probes, per (target, prompt)
-  probes,
-  failures,
-  stalls,
-  stall_seconds,
-  stalled_probes,
-  chunks,
-  output_tokens,
-  input_tokens,
-  finish_reasons,
-  warmup,
-  // the last probe and the diagnosis per series; per target
-  last_success,
-  last_timestamp,
-  diagnosis,
-  stall_threshold,
-  target_info,
-  // the exporter itself: one series each, created at startup
-  reload_ok,
-  reload_timestamp,
-  row_write_errors,
-  build_info,
-};
-
-enum class Type { histogram, counter, gauge };
-
-struct FamilySpec {
-  F id;
-  Type type;
-  const char* name;
-  const char* help;
-};
-
-constexpr FamilySpec kFamilies[] = {
-    {F::ttft, Type::histogram, "llm_stream_time_to_first_token_seconds",
-     "Time from probe start to the first content chunk."},
-    {F::gap, Type::histogram, "llm_stream_inter_chunk_gap_seconds",
-     "Every gap between consecutive content chunks of a stream."},
-    {F::gap_p95, Type::histogram, "llm_stream_probe_gap_p95_seconds",
-     "One observation per probe: that stream's inter-chunk gap p95."},
-    {F::max_gap, Type::histogram, "llm_stream_probe_max_gap_seconds",
-     "One observation per probe: that stream's largest inter-chunk gap."},
-    {F::tail, Type::histogram, "llm_stream_tail_seconds",
-     "Time from the last content chunk to the end of the stream."},
-    {F::duration, Type::histogram, "llm_stream_duration_seconds",
-     "Time from probe start to the end of the stream."},
-    {F::phase, Type::histogram, "llm_stream_phase_seconds",
-     "Phases of time to first token: resolve, connect, tls, request, headers, first_token."},
-    {F::tokens_per_second, Type::histogram, "llm_stream_output_tokens_per_second",
-     "Completion tokens divided by the time between the first and last content chunk, when "
-     "usage is known."},
-    {F::probes, Type::counter, "llm_stream_probes_total", "Probes completed, by result."},
-    {F::failures, Type::counter, "llm_stream_probe_failures_total", "Failed probes, by reason."},
-    {F::stalls, Type::counter, "llm_stream_stalls_total",
-     "Inter-chunk gaps at or above the target's stall threshold."},
-    {F::stall_seconds, Type::counter, "llm_stream_stall_seconds_total",
-     "Sum of stalled gaps in seconds."},
-    {F::stalled_probes, Type::counter, "llm_stream_stalled_probes_total",
-     "Probes with at least one stall."},
-    {F::chunks, Type::counter, "llm_stream_chunks_total", "Content chunks received."},
-    {F::output_tokens, Type::counter, "llm_stream_output_tokens_total",
-     "Completion tokens reported by the server's usage."},
-    {F::input_tokens, Type::counter, "llm_stream_input_tokens_total",
-     "Prompt tokens reported by the server's usage."},
-    {F::finish_reasons, Type::counter, "llm_stream_finish_reasons_total",
-     "Streams by the finish reason the server reported."},
-    {F::warmup, Type::counter, "llm_stream_warmup_probes_total", "Probes discarded as warmup."},
-    {F::last_success, Type::gauge, "llm_stream_last_probe_success",
-     "Whether the last completed probe succeeded (1) or failed (0)."},
-    {F::last_timestamp, Type::gauge, "llm_stream_last_probe_timestamp_seconds",
-     "Unix time the last completed probe ended."},
-    {F::diagnosis, Type::gauge, "llm_stream_diagnosis",
-     "Diagnosis verdict per shape (queue, transport, long_answer, shared_capacity): 1 when the "
-     "shape holds for the recent window."},
-    {F::stall_threshold, Type::gauge, "llm_stream_stall_threshold_seconds",
-     "Configured stall threshold of the target."},
-    {F::target_info, Type::gauge, "llm_stream_target_info",
-     "Which API dialect, model and upstream host a target speaks to; the value is always 1."},
-    {F::reload_ok, Type::gauge, "llm_stream_exporter_config_last_reload_successful",
-     "Whether the last configuration reload attempt succeeded."},
-    {F::reload_timestamp, Type::gauge,
-     "llm_stream_exporter_config_last_reload_success_timestamp_seconds",
-     "Unix time of the last successful configuration reload."},
-    {F::row_write_errors, Type::counter, "llm_stream_row_write_errors_total",
-     "Failed rows-file operations (write, open, rotate); the rows they concerned are missing "
-     "from the file."},
-    {F::build_info, Type::gauge, "llm_stream_exporter_build_info",
-     "Exporter version and revision; the value is always 1."},
-};
-
-constexpr bool rows_in_id_order() {
-  for (std::size_t i = 0; i < std::size(kFamilies); ++i)
-    if (static_cast<std::size_t>(kFamilies[i].id) != i) return false;
-  return true;
+// The row of a collected family, by name; nullopt for families not in the
+// table (process_*).
+std::optional<F> family_named(std::string_view name) {
+  for (const FamilySpec& spec : kFamilies)
+    if (name == spec.name) return spec.id;
+  return std::nullopt;
 }
-static_assert(rows_in_id_order(), "kFamilies rows must follow the order of F");
-static_assert(std::size(kFamilies) == static_cast<std::size_t>(F::build_info) + 1);
 
 // The registered families of kFamilies; typed access by row.
 class FamilySet {
@@ -351,6 +257,7 @@ struct ExporterSeries {
   Gauge& reload_ok;
   Gauge& reload_timestamp;
   Counter& row_write_errors;
+  double created = wall_clock::unix_now();  // of row_write_errors
 
   ExporterSeries(const FamilySet& families, const BuildInfo& build)
       : reload_ok(families.gauge(F::reload_ok).Add({})),
@@ -375,66 +282,62 @@ struct Metrics::Impl {
   // the gate while they wait, so new readers queue behind them.
   mutable std::mutex gate;
   std::map<std::string, TargetSeries, std::less<>> targets;
-  config::Buckets buckets;  // what the existing histograms were built with
+  HistogramBounds bounds;  // what the existing histograms were built with
 
   explicit Impl(const BuildInfo& build) : exporter(families, build) {}
 
-  // --- histograms, per bucket kind -------------------------------------------
+  // --- histograms, one family at a time -------------------------------------
 
-  void add_histograms(Series& s, BucketKind kind, const config::Buckets& b) {
-    const auto& bounds = buckets_of(b, kind);
-    switch (kind) {
-      case BucketKind::gap:
-        s.gap = &families.histogram(F::gap).Add(s.labels, bounds);
-        s.gap_p95 = &families.histogram(F::gap_p95).Add(s.labels, bounds);
-        s.max_gap = &families.histogram(F::max_gap).Add(s.labels, bounds);
-        break;
-      case BucketKind::ttft: s.ttft = &families.histogram(F::ttft).Add(s.labels, bounds); break;
-      case BucketKind::duration:
-        s.duration = &families.histogram(F::duration).Add(s.labels, bounds);
-        break;
-      case BucketKind::tail: s.tail = &families.histogram(F::tail).Add(s.labels, bounds); break;
-      case BucketKind::phase:
-        for (std::size_t i = 0; i < probe::kAllPhases.size(); ++i)
-          s.phase[i] = &families.histogram(F::phase).Add(
-              with(s.labels, "phase", probe::to_string(probe::kAllPhases[i])), bounds);
-        break;
-      case BucketKind::tokens_per_second:
-        s.tokens_per_second = &families.histogram(F::tokens_per_second).Add(s.labels, bounds);
-        break;
+  // The pointer of a histogram family other than phase (an array of six).
+  static Histogram*& slot(Series& s, F f) {
+    switch (f) {
+      case F::ttft: return s.ttft;
+      case F::gap: return s.gap;
+      case F::gap_p95: return s.gap_p95;
+      case F::max_gap: return s.max_gap;
+      case F::tail: return s.tail;
+      case F::duration: return s.duration;
+      case F::tokens_per_second: return s.tokens_per_second;
+      default: break;
     }
+    throw std::logic_error("no single histogram for this family");
   }
 
-  void remove_histograms(Series& s, BucketKind kind) {
-    auto drop = [](Family<Histogram>& f, Histogram*& h) {
-      if (h) f.Remove(h);
+  // New histograms start from zero: their `_created` is now, their
+  // exemplars none. No bounds: the family has no series (phases: off).
+  void add_histograms(Series& s, F f, const std::optional<std::vector<double>>& bounds) {
+    if (!bounds) return;
+    s.histogram_created[index_of(f)] = wall_clock::unix_now();
+    Family<Histogram>& family = families.histogram(f);
+    if (f == F::phase) {
+      for (std::size_t i = 0; i < probe::kAllPhases.size(); ++i)
+        s.phase[i] =
+            &family.Add(with(s.labels, "phase", probe::to_string(probe::kAllPhases[i])), *bounds);
+      return;
+    }
+    slot(s, f) = &family.Add(s.labels, *bounds);
+    if (BucketExemplars* e = exemplars_of(s, f)) e->reset(*bounds);
+  }
+
+  void remove_histograms(Series& s, F f) {
+    auto drop = [&](Histogram*& h) {
+      if (h) families.histogram(f).Remove(h);
       h = nullptr;
     };
-    switch (kind) {
-      case BucketKind::gap:
-        drop(families.histogram(F::gap), s.gap);
-        drop(families.histogram(F::gap_p95), s.gap_p95);
-        drop(families.histogram(F::max_gap), s.max_gap);
-        break;
-      case BucketKind::ttft: drop(families.histogram(F::ttft), s.ttft); break;
-      case BucketKind::duration: drop(families.histogram(F::duration), s.duration); break;
-      case BucketKind::tail: drop(families.histogram(F::tail), s.tail); break;
-      case BucketKind::phase:
-        for (auto& h : s.phase) drop(families.histogram(F::phase), h);
-        break;
-      case BucketKind::tokens_per_second:
-        drop(families.histogram(F::tokens_per_second), s.tokens_per_second);
-        break;
+    if (f == F::phase) {
+      for (auto& h : s.phase) drop(h);
+    } else {
+      drop(slot(s, f));
     }
   }
 
   // --- whole series -----------------------------------------------------------
 
-  std::unique_ptr<Series> create_series(const std::string& target, const std::string& model,
-                                        const std::string& prompt, const config::Buckets& b) {
+  std::unique_ptr<Series> create_series(Labels labels, const HistogramBounds& b) {
     auto s = std::make_unique<Series>();
-    s->labels = {{"target", target}, {"model", model}, {"prompt", prompt}};
-    for (BucketKind kind : kBucketKinds) add_histograms(*s, kind, b);
+    s->labels = std::move(labels);
+    s->created = wall_clock::unix_now();
+    for (std::size_t i = 0; i < kHistogramCount; ++i) add_histograms(*s, static_cast<F>(i), b[i]);
     s->success = &families.counter(F::probes).Add(with(s->labels, "result", "success"));
     s->failure = &families.counter(F::probes).Add(with(s->labels, "result", "failure"));
     for (std::size_t i = 0; i < probe::kAllFailureReasons.size(); ++i)
@@ -458,7 +361,7 @@ struct Metrics::Impl {
   }
 
   void remove_series(Series& s) {
-    for (BucketKind kind : kBucketKinds) remove_histograms(s, kind);
+    for (std::size_t i = 0; i < kHistogramCount; ++i) remove_histograms(s, static_cast<F>(i));
     families.counter(F::probes).Remove(s.success);
     families.counter(F::probes).Remove(s.failure);
     for (Counter* c : s.failures) families.counter(F::failures).Remove(c);
@@ -483,25 +386,39 @@ struct Metrics::Impl {
     t.stall_threshold = nullptr;
     if (t.info) families.gauge(F::target_info).Remove(t.info);
     t.info = nullptr;
+    if (t.backoffs) families.counter(F::backoffs).Remove(t.backoffs);
+    t.backoffs = nullptr;
   }
 
   // Caller holds the shared lock; nullptr when the combination is not
-  // configured (a probe that finished after a reload removed it, say).
+  // configured (a probe that finished after a reload removed it, say). With
+  // per_prompt: false every configured prompt of the target (and the empty
+  // prompt label of its series) finds the target's one set.
   Series* find(std::string_view target, std::string_view prompt) const {
     auto t = targets.find(target);
     if (t == targets.end()) return nullptr;
-    auto p = t->second.prompts.find(prompt);
-    return p == t->second.prompts.end() ? nullptr : p->second.get();
+    const TargetSeries& ts = t->second;
+    if (!ts.per_prompt) {
+      const auto& names = ts.prompt_names;
+      if (!prompt.empty() && std::find(names.begin(), names.end(), prompt) == names.end())
+        return nullptr;
+      prompt = {};
+    }
+    auto p = ts.prompts.find(prompt);
+    return p == ts.prompts.end() ? nullptr : p->second.get();
   }
 
   // --- apply_config, step by step (caller holds the write lock) -------------
 
-  // Targets that are gone, or whose model changed (the model is a label, so
-  // its series are different series).
+  // Targets that are gone, or whose model or labels changed, or all of them
+  // when per_prompt did (labels are part of a series' identity, so their
+  // series are different series).
   void remove_gone_targets(const WantedSeries& wanted) {
     for (auto it = targets.begin(); it != targets.end();) {
       auto w = wanted.find(it->first);
-      if (w == wanted.end() || w->second.model != it->second.model) {
+      const TargetSeries& t = it->second;
+      if (w == wanted.end() || w->second.model != t.model || w->second.own_labels != t.own_labels ||
+          w->second.per_prompt != t.per_prompt) {
         remove_target(it->second);
         it = targets.erase(it);
       } else {
@@ -510,12 +427,21 @@ struct Metrics::Impl {
     }
   }
 
-  // Prompts that are gone from targets that stay.
+  // Prompts that are gone from targets that stay: their series, or with
+  // per_prompt: false their verdicts in the shared set.
   void remove_gone_prompts(const WantedSeries& wanted) {
     for (auto& [name, t] : targets) {
       const auto& keep = wanted.at(name).prompts;
+      auto gone = [&](const std::string& prompt) {
+        return std::find(keep.begin(), keep.end(), prompt) == keep.end();
+      };
+      t.prompt_names = keep;
+      if (!t.per_prompt) {
+        for (auto& [key, s] : t.prompts) forget_verdicts(*s, gone);
+        continue;
+      }
       for (auto it = t.prompts.begin(); it != t.prompts.end();) {
-        if (std::find(keep.begin(), keep.end(), it->first) == keep.end()) {
+        if (gone(it->first)) {
           remove_series(*it->second);
           it = t.prompts.erase(it);
         } else {
@@ -526,32 +452,40 @@ struct Metrics::Impl {
   }
 
   // Family::Add would hand back an existing histogram with its old bounds, so
-  // the histograms of a changed bucket kind are removed and added again.
-  // Other series (counters, histograms of unchanged kinds) keep their values.
-  void rebuild_changed_histograms(const config::Buckets& next) {
-    for (BucketKind kind : kBucketKinds) {
-      if (buckets_of(buckets, kind) == buckets_of(next, kind)) continue;
+  // a histogram whose bounds changed is removed and added again. Other
+  // series (counters, histograms whose bounds stay) keep their values.
+  void rebuild_changed_histograms(const HistogramBounds& next) {
+    for (std::size_t i = 0; i < kHistogramCount; ++i) {
+      if (bounds[i] == next[i]) continue;
       for (auto& [tname, t] : targets)
         for (auto& [pname, s] : t.prompts) {
-          remove_histograms(*s, kind);
-          add_histograms(*s, kind, next);
+          remove_histograms(*s, static_cast<F>(i));
+          add_histograms(*s, static_cast<F>(i), next[i]);
         }
     }
-    buckets = next;
+    bounds = next;
   }
 
   // New targets and prompts, zero-initialised; thresholds always refreshed.
-  void add_new_series(const WantedSeries& wanted, const config::Buckets& b) {
+  void add_new_series(const WantedSeries& wanted, const HistogramBounds& b) {
     for (const auto& [name, w] : wanted) {
       auto& t = targets[name];
       t.model = w.model;
-      for (const auto& prompt : w.prompts) {
+      t.own_labels = w.own_labels;
+      t.per_prompt = w.per_prompt;
+      t.prompt_names = w.prompts;
+      const Labels set_labels = merged({{"target", name}, {"model", w.model}}, w.own_labels);
+      if (!w.per_prompt && t.prompts.empty()) t.prompts.emplace("", create_series(set_labels, b));
+      for (const auto& prompt : w.per_prompt ? w.prompts : std::vector<std::string>{}) {
         if (t.prompts.count(prompt)) continue;
-        t.prompts.emplace(prompt, create_series(name, w.model, prompt, b));
+        t.prompts.emplace(prompt, create_series(with(set_labels, "prompt", prompt), b));
       }
       if (!t.stall_threshold)
-        t.stall_threshold = &families.gauge(F::stall_threshold).Add({{"target", name}});
+        t.stall_threshold =
+            &families.gauge(F::stall_threshold).Add(merged({{"target", name}}, w.own_labels));
       t.stall_threshold->Set(w.stall_threshold);
+      if (!t.backoffs)
+        t.backoffs = &families.counter(F::backoffs).Add(merged({{"target", name}}, w.own_labels));
       set_info(t, w.info);
     }
   }
@@ -563,6 +497,25 @@ struct Metrics::Impl {
     t.info = &families.gauge(F::target_info).Add(labels);
     t.info->Set(1);
     t.info_labels = labels;
+  }
+
+  // --- diagnosis ---------------------------------------------------------------
+
+  // Each shape's gauge: 1 when it holds for any prompt's window.
+  static void show_verdicts(Series& s) {
+    for (std::size_t i = 0; i < kShapeCount; ++i) {
+      bool holds = false;
+      for (const auto& [prompt, v] : s.verdicts) holds = holds || v[i];
+      s.diagnosis[i]->Set(holds ? 1 : 0);
+    }
+  }
+
+  template <class Gone>
+  static void forget_verdicts(Series& s, const Gone& gone) {
+    std::lock_guard lock(s.verdicts_mutex);
+    for (auto it = s.verdicts.begin(); it != s.verdicts.end();)
+      it = gone(it->first) ? s.verdicts.erase(it) : std::next(it);
+    show_verdicts(s);
   }
 
   std::shared_lock<std::shared_mutex> read_lock() const {
@@ -583,62 +536,147 @@ struct Metrics::Impl {
     }
     return *c;
   }
+
+  // --- record, step by step (caller holds the read lock) ---------------------
+
+  static void count_outcome(Series& s, const probe::ProbeResult& r) {
+    (r.ok ? s.success : s.failure)->Increment();
+    if (r.ok) return;
+    for (std::size_t i = 0; i < probe::kAllFailureReasons.size(); ++i)
+      if (probe::kAllFailureReasons[i] == r.reason) s.failures[i]->Increment();
+  }
+
+  // The clock of the stream. TTFT and the largest gap become their buckets'
+  // exemplars, stamped with the end of the probe (when they were observed).
+  static void observe_clock(Series& s, const probe::ProbeResult& r) {
+    const double observed_at = r.ts + r.duration;
+    s.duration->Observe(r.duration);
+    for (std::size_t i = 0; i < r.phases.size() && i < s.phase.size(); ++i)
+      if (r.phases[i] && s.phase[i]) s.phase[i]->Observe(*r.phases[i]);
+    if (r.ttft) {
+      s.ttft->Observe(*r.ttft);
+      s.ttft_exemplars.offer(r.id, *r.ttft, observed_at);
+    }
+    for (double g : r.gaps) s.gap->Observe(g);
+    if (!r.gaps.empty())
+      s.gap_exemplars.offer(r.id, *std::max_element(r.gaps.begin(), r.gaps.end()), observed_at);
+  }
+
+  void count_stream(Series& s, const probe::ProbeResult& r) {
+    s.chunks->Increment(static_cast<double>(r.chunks));
+    s.stalls->Increment(static_cast<double>(r.stalls));
+    s.stall_seconds->Increment(r.stall_seconds);
+    if (r.stalls > 0) s.stalled_probes->Increment();
+    if (r.prompt_tokens >= 0) s.input_tokens->Increment(static_cast<double>(r.prompt_tokens));
+    if (r.completion_tokens >= 0)
+      s.output_tokens->Increment(static_cast<double>(r.completion_tokens));
+    if (!r.finish_reason.empty()) finish_counter(s, r.finish_reason).Increment();
+  }
+
+  // Per-stream summaries describe a whole stream; a cut-off stream's tail or
+  // p95 would describe the failure, not the stream, so only successes count.
+  static void observe_stream_summaries(Series& s, const probe::ProbeResult& r) {
+    if (!r.ok) return;
+    if (r.tail) s.tail->Observe(*r.tail);
+    if (r.gap_p95) s.gap_p95->Observe(*r.gap_p95);
+    if (r.gap_max) {
+      s.max_gap->Observe(*r.gap_max);
+      s.max_gap_exemplars.offer(r.id, *r.gap_max, r.ts + r.duration);
+    }
+    if (r.output_tokens_per_second) s.tokens_per_second->Observe(*r.output_tokens_per_second);
+  }
+
+  // The registry's families, then `process` (caller holds the read lock).
+  std::vector<prometheus::MetricFamily> collect(
+      std::vector<prometheus::MetricFamily> process) const {
+    auto families = registry->Collect();
+    families.insert(families.end(), std::make_move_iterator(process.begin()),
+                    std::make_move_iterator(process.end()));
+    return families;
+  }
+
+  // --- OpenMetrics notes (caller holds the read lock) ------------------------
+
+  static std::string_view label_value(const prometheus::ClientMetric& m, std::string_view name) {
+    for (const auto& l : m.label)
+      if (l.name == name) return l.value;
+    return {};
+  }
+
+  static BucketExemplars* exemplars_of(Series& s, F f) {
+    switch (f) {
+      case F::ttft: return &s.ttft_exemplars;
+      case F::gap: return &s.gap_exemplars;
+      case F::max_gap: return &s.max_gap_exemplars;
+      default: return nullptr;
+    }
+  }
+
+  // `_created` of every counter and histogram, exemplars of the three
+  // histograms that carry them.
+  void notes_of(F f, const prometheus::ClientMetric& m, SeriesNotes& notes) const {
+    if (f == F::row_write_errors) {
+      notes.created = exporter.created;
+      return;
+    }
+    Series* s = find(label_value(m, "target"), label_value(m, "prompt"));
+    if (!s) return;
+    if (spec_of(f).type == Type::counter) notes.created = s->created;
+    if (spec_of(f).type != Type::histogram) return;
+    notes.created = s->histogram_created[index_of(f)];
+    if (const BucketExemplars* e = exemplars_of(*s, f)) e->copy_to(notes.bucket_exemplars);
+  }
+
+  // The serializer's view of Impl's notes; remembers the row of the family
+  // being written, which it is asked about once per series.
+  class NotesReader {
+   public:
+    explicit NotesReader(const Impl& impl) : impl_(impl) {}
+    void operator()(const prometheus::MetricFamily& family, const prometheus::ClientMetric& m,
+                    SeriesNotes& notes) {
+      if (&family != family_) {
+        family_ = &family;
+        row_ = family_named(family.name);
+      }
+      if (row_) impl_.notes_of(*row_, m, notes);
+    }
+
+   private:
+    const Impl& impl_;
+    const prometheus::MetricFamily* family_ = nullptr;
+    std::optional<F> row_;
+  };
 };
 
-Metrics::Metrics(const BuildInfo& build) : impl_(std::make_unique<Impl>(build)) {}
+Metrics::Metrics(const BuildInfo& build, ProcessReader read_process)
+    : impl_(std::make_unique<Impl>(build)), read_process_(std::move(read_process)) {}
 Metrics::~Metrics() = default;
 
 void Metrics::apply_config(const config::Config& config) {
   validate_buckets(config.buckets);
   const auto wanted = wanted_series(config);
+  const auto bounds = planned_bounds(config);
   auto lock = impl_->write_lock();
   impl_->remove_gone_targets(wanted);
   impl_->remove_gone_prompts(wanted);
-  impl_->rebuild_changed_histograms(config.buckets);
-  impl_->add_new_series(wanted, config.buckets);
+  impl_->rebuild_changed_histograms(bounds);
+  impl_->add_new_series(wanted, bounds);
 }
 
+// What happened is counted whatever the outcome: a stall before a timeout
+// was still a stall the user felt, and a first token that arrived arrived.
 void Metrics::record(const probe::ProbeResult& r) {
   auto lock = impl_->read_lock();
   Series* s = impl_->find(r.target, r.prompt);
   if (!s) return;
-
   if (r.warmup) {
     s->warmup->Increment();
     return;
   }
-
-  (r.ok ? s->success : s->failure)->Increment();
-  if (!r.ok) {
-    for (std::size_t i = 0; i < probe::kAllFailureReasons.size(); ++i)
-      if (probe::kAllFailureReasons[i] == r.reason) s->failures[i]->Increment();
-  }
-
-  // What happened is counted whatever the outcome: a stall before a timeout
-  // was still a stall the user felt, and a first token that arrived arrived.
-  s->duration->Observe(r.duration);
-  for (std::size_t i = 0; i < r.phases.size() && i < s->phase.size(); ++i)
-    if (r.phases[i]) s->phase[i]->Observe(*r.phases[i]);
-  if (r.ttft) s->ttft->Observe(*r.ttft);
-  for (double g : r.gaps) s->gap->Observe(g);
-  s->chunks->Increment(static_cast<double>(r.chunks));
-  s->stalls->Increment(static_cast<double>(r.stalls));
-  s->stall_seconds->Increment(r.stall_seconds);
-  if (r.stalls > 0) s->stalled_probes->Increment();
-  if (r.prompt_tokens >= 0) s->input_tokens->Increment(static_cast<double>(r.prompt_tokens));
-  if (r.completion_tokens >= 0)
-    s->output_tokens->Increment(static_cast<double>(r.completion_tokens));
-  if (!r.finish_reason.empty()) impl_->finish_counter(*s, r.finish_reason).Increment();
-
-  // Per-stream summaries describe a whole stream; a cut-off stream's tail or
-  // p95 would describe the failure, not the stream, so only successes count.
-  if (r.ok) {
-    if (r.tail) s->tail->Observe(*r.tail);
-    if (r.gap_p95) s->gap_p95->Observe(*r.gap_p95);
-    if (r.gap_max) s->max_gap->Observe(*r.gap_max);
-    if (r.output_tokens_per_second) s->tokens_per_second->Observe(*r.output_tokens_per_second);
-  }
-
+  Impl::count_outcome(*s, r);
+  Impl::observe_clock(*s, r);
+  impl_->count_stream(*s, r);
+  Impl::observe_stream_summaries(*s, r);
   s->last_success->Set(r.ok ? 1 : 0);
   s->last_timestamp->Set(r.ts + r.duration);
 }
@@ -647,8 +685,10 @@ void Metrics::set_diagnosis(const SeriesKey& key, const std::vector<report::Verd
   auto lock = impl_->read_lock();
   Series* s = impl_->find(key.target, key.prompt);
   if (!s) return;
-  for (const auto& v : verdicts)
-    s->diagnosis[shape_index(v.shape)]->Set(v.holds && v.enough_probes ? 1 : 0);
+  std::lock_guard verdicts_lock(s->verdicts_mutex);
+  auto& mine = s->verdicts[key.prompt];
+  for (const auto& v : verdicts) mine[shape_index(v.shape)] = v.holds && v.enough_probes;
+  Impl::show_verdicts(*s);
 }
 
 void Metrics::set_reload_result(bool ok, double unix_seconds) {
@@ -656,24 +696,40 @@ void Metrics::set_reload_result(bool ok, double unix_seconds) {
   if (ok) impl_->exporter.reload_timestamp.Set(unix_seconds);
 }
 
+void Metrics::count_backoff(std::string_view target) {
+  auto lock = impl_->read_lock();
+  auto t = impl_->targets.find(target);
+  if (t != impl_->targets.end() && t->second.backoffs) t->second.backoffs->Increment();
+}
+
 void Metrics::count_row_write_error() { impl_->exporter.row_write_errors.Increment(); }
 
-std::string Metrics::render() const {
-  std::vector<prometheus::MetricFamily> families;
-  {
-    // Shared lock: a scrape sees either the old or the new config's series,
-    // never half a reload.
-    auto lock = impl_->read_lock();
-    families = impl_->registry->Collect();
-  }
-  std::ostringstream out;
-  prometheus::TextSerializer().Serialize(out, families);
-  return out.str();
+std::string Metrics::render() const { return render(Exposition::text); }
+
+std::vector<prometheus::MetricFamily> Metrics::collect() const {
+  // /proc is read before any lock is taken.
+  auto process =
+      read_process_ ? process_families(read_process_()) : std::vector<prometheus::MetricFamily>{};
+  // Shared lock: a scrape sees either the old or the new config's series,
+  // never half a reload.
+  auto lock = impl_->read_lock();
+  return impl_->collect(std::move(process));
 }
 
 std::string Metrics::render(Exposition format) const {
-  static_cast<void>(format);
-  return render();
+  std::string out;
+  if (format == Exposition::text) {
+    write_text(out, collect());
+    return out;
+  }
+  auto process =
+      read_process_ ? process_families(read_process_()) : std::vector<prometheus::MetricFamily>{};
+  // OpenMetrics notes are read from the live series, so the lock is held
+  // from the collection to the last line: values and notes describe the
+  // same series.
+  auto lock = impl_->read_lock();
+  write_openmetrics(out, impl_->collect(std::move(process)), Impl::NotesReader(*impl_));
+  return out;
 }
 
 }  // namespace lse::metrics

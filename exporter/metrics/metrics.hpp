@@ -2,12 +2,15 @@
 // record() is called from probe threads, render() from the server thread,
 // apply_config() from the reload path.
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "config/config.hpp"
 #include "metrics/exposition.hpp"
+#include "metrics/process.hpp"
 #include "probe/result.hpp"
 #include "report/diagnosis.hpp"
 
@@ -25,9 +28,13 @@ struct BuildInfo {
   std::string revision;
 };
 
+// Where the process_* metrics come from at scrape time; tests pass a fixed
+// reading, an empty function leaves them out.
+using ProcessReader = std::function<ProcessStats()>;
+
 class Metrics {
  public:
-  explicit Metrics(const BuildInfo& build);
+  explicit Metrics(const BuildInfo& build, ProcessReader read_process = read_process_stats);
   ~Metrics();
   Metrics(const Metrics&) = delete;
   Metrics& operator=(const Metrics&) = delete;
@@ -43,6 +50,10 @@ class Metrics {
   // is 1 where the verdict holds with enough probes, else 0. Unconfigured keys are ignored.
   void set_diagnosis(const SeriesKey& key, const std::vector<report::Verdict>& verdicts);
 
+  // One round of `target` pushed back by a server's Retry-After:
+  // llm_stream_backoffs_total{target}. Unconfigured targets are ignored.
+  void count_backoff(std::string_view target);
+
   // One failed rows-file operation: llm_stream_row_write_errors_total.
   void count_row_write_error();
 
@@ -50,13 +61,20 @@ class Metrics {
 
   // Prometheus text exposition format 0.0.4.
   std::string render() const;
-  // The format a scrape negotiated (metrics/exposition.hpp). OpenMetrics is
-  // not written yet: until then both give the text format.
+  // The format a scrape negotiated (metrics/exposition.hpp): text 0.0.4, or
+  // OpenMetrics 1.0.0 with `_created` for counters and histograms, and
+  // exemplars {probe_id} (ProbeResult::id) on the buckets of TTFT, gaps
+  // (the largest gap of a probe) and max gap. Both end with process_*.
   std::string render(Exposition format) const;
+
+  // The families render() writes (registry and process_*), for benchmarks
+  // that compare serializers on the same input.
+  std::vector<prometheus::MetricFamily> collect() const;
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
+  ProcessReader read_process_;
 };
 
 }  // namespace lse::metrics

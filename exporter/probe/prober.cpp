@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <boost/asio/use_awaitable.hpp>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
+#include <random>
 #include <stdexcept>
 
 #include "probe/triage.hpp"
@@ -163,6 +165,17 @@ struct Prober::Attempt {
 
 void Prober::label(const config::Prompt& prompt, ProbeResult& r) const {
   r.ts = wall_clock::unix_now();
+  // 64 random bits as 16 hex digits: what ties a row to the exemplars of its
+  // observations. One generator per probe thread, seeded by the OS.
+  thread_local std::mt19937_64 random_bits = [] {
+    std::random_device os;
+    std::seed_seq seed{os(), os(), os(), os()};
+    return std::mt19937_64(seed);
+  }();
+  constexpr char kHex[] = "0123456789abcdef";
+  std::uint64_t bits = random_bits();
+  r.id.assign(16, '0');
+  for (int i = 15; i >= 0; --i, bits >>= 4) r.id[static_cast<std::size_t>(i)] = kHex[bits & 15];
   r.target = target_.name;
   r.model = target_.model;
   r.prompt = prompt.name;
@@ -252,8 +265,14 @@ boost::asio::awaitable<bool> Prober::start(const http::Request& request, Attempt
 }
 
 // A bounded error body: it names the problem, and tells us when the server
-// rejects stream_options (then true: retry without it).
+// rejects stream_options (then true: retry without it). A 429 also says how
+// long to stay away (Retry-After), read before finish() lets the response go.
 boost::asio::awaitable<bool> Prober::read_error_body(Attempt& a) {
+  if (const http::Response* response = client_.response();
+      response && a.ending.http_status == 429) {
+    a.r.retry_after_seconds =
+        http::retry_after_seconds(response->retry_after, wall_clock::unix_now());
+  }
   std::string body;
   bool done = false;
   const TimePoint deadline = std::min(a.deadlines.total, Clock::now() + std::chrono::seconds(5));

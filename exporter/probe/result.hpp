@@ -34,7 +34,8 @@ struct ServerTimings {
 
 struct ProbeResult {
   // identity
-  double ts = 0;  // unix seconds at probe start (wall clock, for rows only)
+  double ts = 0;   // unix seconds at probe start (wall clock, for rows only)
+  std::string id;  // unique per probe: the row's "id", the exemplars' probe_id
   std::string target, model, prompt, host;
   bool warmup = false;  // discarded: never reaches metrics histograms or rows
 
@@ -43,6 +44,9 @@ struct ProbeResult {
   FailureReason reason = FailureReason::none;
   int http_status = 0;
   std::string error_detail;  // short, secret-free
+  // A 429's Retry-After, in seconds from the answer: the scheduler waits at
+  // least that long before the target's next probe.
+  std::optional<double> retry_after_seconds;
 
   // the clock (seconds); nullopt where the stream never got there
   std::optional<double> ttft;                     // start -> first content chunk

@@ -224,6 +224,9 @@ struct RowField {
 constexpr RowField kRowFields[] = {
     {"ts", true, [](Out& o, const R& r) { append_unix_seconds(o, r.ts); },
      [](E v, K k, R& r) { r.ts = number(v, k); }},
+    // The probe's id (its exemplars' probe_id); rows written before ids existed have none.
+    {"id", false, [](Out& o, const R& r) { append_string_or_null(o, r.id); },
+     [](E v, K k, R& r) { r.id = string_or_null(v, k); }},
     {"target", true, [](Out& o, const R& r) { append_string(o, r.target); },
      [](E v, K k, R& r) {
        std::string_view s;

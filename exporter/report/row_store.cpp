@@ -95,6 +95,18 @@ struct RowStore::Impl {
     }
   }
 
+  // The kept row with this id, newest first (an id is unique, but the newest
+  // is the one to trust); null when none.
+  Row find(std::string_view id) const {
+    if (id.empty()) return nullptr;
+    std::lock_guard lock(ring_mutex);
+    for (auto it = ring.rbegin(); it != ring.rend(); ++it)
+      if ((*it)->id == id) return *it;
+    for (const auto& [target, row] : last)
+      if (row->id == id) return row;
+    return nullptr;
+  }
+
   void write_line(const std::string& line) {
     std::lock_guard lock(file_mutex);
     if (settings.path.empty()) return;
@@ -168,6 +180,18 @@ std::map<std::string, probe::ProbeResult> RowStore::last_by_target() const {
   std::map<std::string, probe::ProbeResult> out;
   for (const auto& [name, r] : picked) out.emplace(name, *r);
   return out;
+}
+
+std::optional<probe::ProbeResult> RowStore::find_result(std::string_view id) const {
+  const Row row = impl_->find(id);
+  if (!row) return std::nullopt;
+  return *row;
+}
+
+std::optional<std::string> RowStore::find(std::string_view id) const {
+  const Row row = impl_->find(id);
+  if (!row) return std::nullopt;
+  return to_row_json(*row);
 }
 
 void RowStore::reconfigure(std::size_t ring_capacity, config::Rows file_settings) {

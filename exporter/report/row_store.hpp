@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,6 +39,13 @@ class RowStore {
 
   // The newest row of every target seen since start (not bounded by the ring).
   std::map<std::string, probe::ProbeResult> last_by_target() const;
+
+  // The kept probe (in the ring, or the newest of its target) whose
+  // ProbeResult::id is `id`: its row as a JSON line without the newline
+  // (to_row_json), or nullopt. An empty id finds nothing.
+  std::optional<std::string> find(std::string_view id) const;
+  // The same probe as a result, for its page.
+  std::optional<probe::ProbeResult> find_result(std::string_view id) const;
 
   // On reload. Shrinking the ring drops the oldest rows. A new path is opened
   // before the old file is let go; on failure the old file stays in use and

@@ -41,6 +41,18 @@ RoundTimes next_round(Clock::time_point previous_nominal, Clock::time_point now,
   return next;
 }
 
+RoundTimes back_off(RoundTimes planned, Clock::time_point now, double retry_after_seconds,
+                    config::Duration interval, Clock::duration cap) {
+  // NaN and negative values are no wait at all (the interval still holds).
+  const double asked = retry_after_seconds > 0 ? retry_after_seconds : 0;
+  const double capped = std::min(asked, std::chrono::duration<double>(cap).count());
+  const auto wait =
+      std::max(std::chrono::duration_cast<Clock::duration>(interval),
+               std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(capped)));
+  if (planned.start >= now + wait) return planned;
+  return {now + wait, now + wait};
+}
+
 void shuffle_round(std::vector<config::Prompt>& prompts, Rng& rng) {
   std::shuffle(prompts.begin(), prompts.end(), rng);
 }

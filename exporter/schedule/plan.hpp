@@ -51,6 +51,16 @@ struct RoundTimes {
 RoundTimes next_round(Clock::time_point previous_nominal, Clock::time_point now,
                       config::Duration interval, double jitter, Rng& rng);
 
+// Plan: a server that answered 429 with Retry-After is left alone at least
+// that long before the target's next probe: `planned` is pushed back to
+// `now` + max(interval, min(retry_after, cap)) when it would start sooner,
+// and the rhythm restarts from there. The cap keeps a wild header (a date
+// next year) from silencing a target; the interval is the least backoff a
+// target ever gets, so a 429 never makes it probe faster.
+inline constexpr std::chrono::minutes kMaxRetryAfter{10};
+RoundTimes back_off(RoundTimes planned, Clock::time_point now, double retry_after_seconds,
+                    config::Duration interval, Clock::duration cap = kMaxRetryAfter);
+
 // Plan: the prompt order of one round, a fresh shuffle every round.
 void shuffle_round(std::vector<config::Prompt>& prompts, Rng& rng);
 

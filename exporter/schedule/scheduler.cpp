@@ -3,13 +3,14 @@
 // and reload as a diff of LoopSpecs.
 #include "schedule/scheduler.hpp"
 
-#include <spdlog/spdlog.h>
-
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <optional>
+
+#include "log/log.hpp"
 
 namespace lse::schedule {
 
@@ -31,6 +32,7 @@ struct Scheduler::Loop {
   Rng rng;
   Warmup warmup;
   bool stopped = false;
+  std::optional<double> retry_after;  // the server asked us to stay away (429)
 
   void stop() {
     stopped = true;
@@ -62,16 +64,27 @@ asio::awaitable<void> wait_until(Scheduler::Loop& loop, Clock::time_point at) {
 
 void log_result(const probe::ProbeResult& r) {
   if (r.ok)
-    spdlog::debug("target={} prompt={} ok ttft_ms={:.1f} chunks={} stalls={} warmup={}", r.target,
-                  r.prompt, r.ttft.value_or(0) * 1e3, r.chunks, r.stalls, r.warmup);
+    log::debug("probe succeeded", {{"target", r.target},
+                                   {"prompt", r.prompt},
+                                   {"probe_id", r.id},
+                                   {"ttft_ms", r.ttft.value_or(0) * 1e3},
+                                   {"chunks", r.chunks},
+                                   {"stalls", r.stalls},
+                                   {"warmup", r.warmup}});
   else
-    spdlog::warn("target={} prompt={} msg=\"probe failed\" reason={} detail=\"{}\" warmup={}",
-                 r.target, r.prompt, probe::to_string(r.reason), r.error_detail, r.warmup);
+    log::warn("probe failed", {{"target", r.target},
+                               {"prompt", r.prompt},
+                               {"probe_id", r.id},
+                               {"reason", probe::to_string(r.reason)},
+                               {"detail", r.error_detail},
+                               {"warmup", r.warmup}});
 }
 
 // Probe: one round of every prompt in a fresh order. Returns early when the
 // loop is stopped; a probe canceled by that stop (reload, shutdown) is
-// delivered as `canceled`, never as a measurement of the stream.
+// delivered as `canceled`, never as a measurement of the stream. Returns
+// early too when the server answered 429 with Retry-After: the rest of the
+// round would only be refused as well.
 asio::awaitable<void> probe_round(LoopPtr loop, const ResultSink& sink) {
   shuffle_round(loop->prompts, loop->rng);
   for (const auto& prompt : loop->prompts) {
@@ -84,20 +97,43 @@ asio::awaitable<void> probe_round(LoopPtr loop, const ResultSink& sink) {
     r.warmup = loop->warmup.take();
     log_result(r);
     sink(r);
+    if (r.retry_after_seconds) {
+      loop->retry_after = r.retry_after_seconds;
+      co_return;
+    }
   }
 }
 
-asio::awaitable<void> run_loop(LoopPtr loop, ResultSink sink) {
+// Plan after a round: the next one, pushed back when the server asked.
+RoundTimes plan_next_round(Scheduler::Loop& loop, const RoundTimes& round,
+                           const BackoffHook& backoff) {
+  const auto& target = loop.spec.target;
+  const auto now = Clock::now();
+  RoundTimes next = next_round(round.nominal, now, target.interval, target.jitter, loop.rng);
+  if (!loop.retry_after) return next;
+  next = back_off(next, now, *loop.retry_after, target.interval);
+  const double wait = std::chrono::duration<double>(next.start - now).count();
+  log::info("backing off",
+            {{"target", target.name}, {"retry_after_s", *loop.retry_after}, {"wait_s", wait}});
+  loop.retry_after.reset();
+  if (backoff) backoff(target.name, wait);
+  return next;
+}
+
+asio::awaitable<void> run_loop(LoopPtr loop, ResultSink sink,
+                               std::shared_ptr<BackoffHook> backoff) {
   const auto& target = loop->spec.target;
   RoundTimes round;
   round.nominal = first_round_start(Clock::now(), target.interval, target.jitter, loop->rng);
   if (target.jitter > 0) co_await wait_until(*loop, round.nominal);
-  spdlog::info("target={} msg=\"probe loop started\" prompts={} interval_s={:.3f}", target.name,
-               loop->prompts.size(), std::chrono::duration<double>(target.interval).count());
+  log::info("probe loop started",
+            {{"target", target.name},
+             {"prompts", loop->prompts.size()},
+             {"interval_s", std::chrono::duration<double>(target.interval).count()}});
   while (!loop->stopped) {
     co_await probe_round(loop, sink);
     if (loop->stopped) break;
-    round = next_round(round.nominal, Clock::now(), target.interval, target.jitter, loop->rng);
+    round = plan_next_round(*loop, round, *backoff);
     co_await wait_until(*loop, round.start);
   }
 }
@@ -124,7 +160,7 @@ void Scheduler::apply(const config::Config& config) {
     if (it == next.end() || it->second != loop) loop->stop();
   }
   loops_ = std::move(next);
-  for (auto& loop : fresh) asio::co_spawn(io_, run_loop(loop, sink_), asio::detached);
+  for (auto& loop : fresh) asio::co_spawn(io_, run_loop(loop, sink_, backoff_), asio::detached);
 }
 
 void Scheduler::stop() {

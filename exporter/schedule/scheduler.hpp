@@ -1,6 +1,7 @@
 // The probe loop (DESIGN §1): per target, a round of all its prompts in a
 // shuffled order every `interval` (± jitter), probes of one target never
-// overlapping, all targets concurrently on one io_context. Warmup probes are
+// overlapping, all targets concurrently on one io_context. A 429 with
+// Retry-After ends the round and pushes the next one back (plan.hpp back_off). Warmup probes are
 // marked and still delivered (metrics count them, rows drop them). The rules
 // of the rhythm are pure (plan.hpp); this file owns the timers and reloads.
 #pragma once
@@ -21,6 +22,9 @@
 namespace lse::schedule {
 
 using ResultSink = std::function<void(const probe::ProbeResult&)>;
+// Told each time a target backs off after a 429 with Retry-After: the
+// target and how long its next probe waits (seconds). For a counter.
+using BackoffHook = std::function<void(const std::string& target, double wait_seconds)>;
 
 class Scheduler {
  public:
@@ -40,6 +44,10 @@ class Scheduler {
   // Cancels every loop and probe in flight. Call on the io thread.
   void stop();
 
+  // Sets the hook told about every backoff (replacing the previous one).
+  // Call on the io thread, or before its run() starts.
+  void on_backoff(BackoffHook hook) { *backoff_ = std::move(hook); }
+
   std::size_t running() const { return loops_.size(); }
 
   struct Loop;  // one target's loop (defined in scheduler.cpp)
@@ -47,6 +55,7 @@ class Scheduler {
  private:
   boost::asio::io_context& io_;
   ResultSink sink_;
+  std::shared_ptr<BackoffHook> backoff_ = std::make_shared<BackoffHook>();  // shared with loops
   ProbeRunnerFactory make_runner_;
   Rng rng_;
   std::map<std::string, std::shared_ptr<Loop>> loops_;

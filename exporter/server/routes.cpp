@@ -1,5 +1,7 @@
-// The endpoints of DESIGN §4 `listen:` and their HTTP semantics: methods per
-// path (405 with Allow), content types, gzip for the large bodies, HEAD.
+// The endpoints of DESIGN §4 `listen:` and their HTTP semantics: the route
+// prefix and telemetry path of the --web.* flags, basic auth's 401, methods
+// per path (405 with Allow), the lifecycle switch (403), content types and
+// the exposition format from Accept, gzip for the large bodies, HEAD.
 #include "server/routes.hpp"
 
 #include <boost/beast/http/field.hpp>
@@ -9,6 +11,7 @@
 #include <exception>
 #include <optional>
 
+#include "metrics/exposition.hpp"
 #include "report/row_json.hpp"
 #include "server/encoding.hpp"
 #include "server/landing_page.hpp"
@@ -62,8 +65,11 @@ struct Outcome {
   std::string content_type = kText;
   std::string body;
   const char* allow = nullptr;  // for 405
+  std::string location;         // for redirects
   bool compressible = false;    // worth gzip when the client asks
+  bool varies_by_accept = false;
   bool html = false;
+  bool challenge = false;  // 401: ask for basic auth
 };
 
 Outcome text(http::status status, std::string body) {
@@ -89,7 +95,23 @@ Outcome json_error(http::status status, std::string_view message) {
   return o;
 }
 
+// ?id=: the one kept probe with that id (an exemplar's probe_id), 404 when
+// it has left the ring.
+Outcome probe_by_id(const std::string& id, const report::RowStore& rows) {
+  auto row = rows.find(id);
+  if (!row)
+    return json_error(http::status::not_found, "no kept probe has id \"" + id +
+                                                   "\" (the ring keeps the newest " +
+                                                   std::to_string(rows.capacity()) + " rows)");
+  Outcome o;
+  o.content_type = kJson;
+  o.compressible = true;
+  o.body = "{\"probes\":[" + *row + "]}";
+  return o;
+}
+
 Outcome probes(std::string_view query, const report::RowStore& rows) {
+  if (auto id = query_param(query, "id")) return probe_by_id(*id, rows);
   const std::size_t capacity = rows.capacity();
   std::size_t limit = std::min(kDefaultProbeLimit, capacity);
   if (auto l = query_param(query, "limit")) {
@@ -119,11 +141,13 @@ Outcome probes(std::string_view query, const report::RowStore& rows) {
   return o;
 }
 
-Outcome metrics(Parts, const RouteContext& ctx) {
+Outcome metrics(std::string_view accept, const RouteContext& ctx) {
+  const metrics::Exposition format = metrics::negotiate(accept);
   Outcome o;
-  o.content_type = kMetricsContentType;
+  o.content_type = metrics::content_type(format);
   o.compressible = true;
-  if (ctx.hooks.metrics) o.body = ctx.hooks.metrics();
+  o.varies_by_accept = true;
+  if (ctx.hooks.metrics) o.body = ctx.hooks.metrics(format);
   return o;
 }
 
@@ -135,6 +159,10 @@ Outcome ready(Parts, const RouteContext& ctx) {
 }
 
 Outcome reload(Parts, const RouteContext& ctx) {
+  if (!ctx.routing.enable_lifecycle)
+    return text(http::status::forbidden,
+                "Lifecycle API is not enabled: start the exporter with --web.enable-lifecycle "
+                "to reload with POST /-/reload (SIGHUP reloads without it)\n");
   if (!ctx.hooks.reload) return text(http::status::internal_server_error, "reload not available\n");
   auto [ok, message] = ctx.hooks.reload();
   if (message.empty()) message = ok ? "OK" : "reload failed";
@@ -148,6 +176,20 @@ Outcome config_dump(Parts, const RouteContext& ctx) {
 }
 
 Outcome probes_page(Parts parts, const RouteContext& ctx) { return probes(parts.query, ctx.rows); }
+
+// GET probe?id=: one probe's page (its gap timeline), linked from the
+// landing page.
+Outcome probe_page(Parts parts, const RouteContext& ctx) {
+  const std::string id = query_param(parts.query, "id").value_or("");
+  auto probe = ctx.rows.find_result(id);
+  if (!probe) return text(http::status::not_found, "no kept probe has id \"" + id + "\"\n");
+  Outcome o;
+  o.content_type = "text/html; charset=utf-8";
+  o.html = true;
+  o.compressible = true;
+  o.body = render_probe_page(*probe);
+  return o;
+}
 
 Outcome landing(Parts, const RouteContext& ctx) {
   Outcome o;
@@ -175,24 +217,80 @@ bool allows(Methods methods, http::verb method) {
   return method == http::verb::get || method == http::verb::head;
 }
 
+// The metrics endpoint is not in this table: its path is the telemetry
+// path, matched before these.
 constexpr Endpoint kEndpoints[] = {
-    {"/metrics", Methods::get_head, metrics},    {"/-/healthy", Methods::get_head, healthy},
-    {"/-/ready", Methods::get_head, ready},      {"/-/reload", Methods::post, reload},
-    {"/config", Methods::get_head, config_dump}, {"/api/v1/probes", Methods::get_head, probes_page},
+    {"/-/healthy", Methods::get_head, healthy},
+    {"/-/ready", Methods::get_head, ready},
+    {"/-/reload", Methods::post, reload},
+    {"/config", Methods::get_head, config_dump},
+    {"/api/v1/probes", Methods::get_head, probes_page},
+    {"/probe", Methods::get_head, probe_page},
     {"/", Methods::get_head, landing},
 };
 
-Outcome route(http::verb method, Parts parts, const RouteContext& ctx) {
+Outcome not_allowed(Methods methods) {
+  return method_not_allowed(methods == Methods::post ? "POST" : "GET, HEAD");
+}
+
+Outcome redirect(http::verb method, std::string location) {
+  if (!allows(Methods::get_head, method)) return not_allowed(Methods::get_head);
+  Outcome o = text(http::status::found, "Found\n");
+  o.location = std::move(location);
+  return o;
+}
+
+Outcome unauthorized() {
+  Outcome o = text(http::status::unauthorized, "Unauthorized\n");
+  o.challenge = true;
+  return o;
+}
+
+// Below the route prefix: the telemetry path, then the fixed endpoints.
+Outcome route(const Request& req, Parts parts, const RouteContext& ctx) {
+  const Routing& r = ctx.routing;
+  const http::verb method = req.method();
+  if (!r.route_prefix.empty()) {
+    // Relative links of the landing page need the trailing '/'.
+    if (parts.path == "/" || parts.path == r.route_prefix)
+      return redirect(method, r.route_prefix + "/");
+    if (parts.path.substr(0, r.route_prefix.size() + 1) != r.route_prefix + "/")
+      return text(http::status::not_found, "Not Found\n");
+    parts.path.remove_prefix(r.route_prefix.size());
+  }
+  if (parts.path == r.telemetry_path) {
+    if (!allows(Methods::get_head, method)) return not_allowed(Methods::get_head);
+    return metrics(sv(req[http::field::accept]), ctx);
+  }
   for (const auto& e : kEndpoints) {
     if (parts.path != e.path) continue;
-    if (!allows(e.methods, method))
-      return method_not_allowed(e.methods == Methods::post ? "POST" : "GET, HEAD");
+    if (!allows(e.methods, method)) return not_allowed(e.methods);
     return e.handle(parts, ctx);
   }
   return text(http::status::not_found, "Not Found\n");
 }
 
+bool is_plain_path(std::string_view p) {
+  if (p.empty() || p.front() != '/') return false;
+  for (char c : p)
+    if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f || c == '?' || c == '#') return false;
+  return true;
+}
+
 }  // namespace
+
+std::string routing_problem(const Routing& r) {
+  if (!r.route_prefix.empty() && (!is_plain_path(r.route_prefix) || r.route_prefix.back() == '/'))
+    return "--web.route-prefix: expected a path such as /llm-stream, got \"" + r.route_prefix +
+           "\"";
+  if (!is_plain_path(r.telemetry_path))
+    return "--web.telemetry-path: expected a path such as /metrics, got \"" + r.telemetry_path +
+           "\"";
+  for (const auto& e : kEndpoints)
+    if (e.path != "/" && e.path == r.telemetry_path)
+      return "--web.telemetry-path: " + r.telemetry_path + " is already another endpoint";
+  return "";
+}
 
 std::string query_decode(std::string_view text) {
   auto hex = [](char c) -> int {
@@ -220,7 +318,7 @@ std::string query_decode(std::string_view text) {
 Response handle_request(const Request& req, const RouteContext& ctx) {
   Outcome o;
   try {
-    o = route(req.method(), split_target(sv(req.target())), ctx);
+    o = ctx.authorized ? route(req, split_target(sv(req.target())), ctx) : unauthorized();
   } catch (const std::exception& e) {
     o = text(http::status::internal_server_error,
              std::string("internal error: ") + e.what() + "\n");
@@ -233,11 +331,13 @@ Response handle_request(const Request& req, const RouteContext& ctx) {
   res.set(http::field::content_type, o.content_type);
   res.set("X-Content-Type-Options", "nosniff");
   if (o.allow) res.set(http::field::allow, o.allow);
+  if (!o.location.empty()) res.set(http::field::location, o.location);
+  if (o.challenge) res.set(http::field::www_authenticate, "Basic realm=\"llm-stream-exporter\"");
   if (o.html)
     res.set("Content-Security-Policy",
             "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'");
   if (o.compressible) {
-    res.set(http::field::vary, "Accept-Encoding");
+    res.set(http::field::vary, o.varies_by_accept ? "Accept-Encoding, Accept" : "Accept-Encoding");
     if (o.status == http::status::ok && accepts_gzip(sv(req[http::field::accept_encoding]))) {
       try {
         o.body = gzip(o.body);

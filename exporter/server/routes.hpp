@@ -15,19 +15,26 @@ namespace lse::server {
 using Request = boost::beast::http::request<boost::beast::http::string_body>;
 using Response = boost::beast::http::response<boost::beast::http::string_body>;
 
-inline constexpr const char* kMetricsContentType = "text/plain; version=0.0.4; charset=utf-8";
-
 // Everything a route may read. `now_unix` is the wall clock for ages on the
-// landing page (injected so tests are deterministic).
+// landing page (injected so tests are deterministic). `authorized` is the
+// web config's basic-auth verdict on this request (true when none is
+// required): false answers 401 whatever the path.
 struct RouteContext {
   const Hooks& hooks;
   const report::RowStore& rows;
   double now_unix = 0;
+  Routing routing{};
+  bool authorized = true;
 };
 
 // Builds the complete response (status, headers, body, keep-alive, gzip,
 // HEAD without body, Content-Length). Never throws: a failing hook is a 500.
 Response handle_request(const Request& req, const RouteContext& ctx);
+
+// What is wrong with a Routing ("" when nothing): a prefix or telemetry path
+// that is not an absolute path, or a telemetry path that would hide another
+// endpoint. The message names the flag.
+std::string routing_problem(const Routing& routing);
 
 // Decodes %XX and '+' of a query component; nullopt-free: bad escapes are kept.
 std::string query_decode(std::string_view text);

@@ -1,7 +1,9 @@
 // Connection handling of the exporter's HTTP server: accept with a connection
-// cap, one Session per connection reading with limits and an idle deadline,
-// routes from routes.cpp, and a prompt stop. Everything runs on the server's
-// single io_context thread, so the session registry needs no lock.
+// cap, one Session per connection (plain or TLS, as the web config's policy
+// says at accept time) reading with limits and an idle deadline, basic auth
+// (bcrypt on a side thread), routes from routes.cpp, and a prompt stop.
+// Everything else runs on the server's single io_context thread, so the
+// session registry needs no lock.
 #include <utility>  // before Asio with GCC 12 / C++20 (STYLE.md)
 
 #include "server/server.hpp"
@@ -10,13 +12,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <spdlog/spdlog.h>
-
 #include <array>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ip/v6_only.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/ssl/stream_base.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <boost/beast/core/bind_handler.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
@@ -24,16 +26,22 @@
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
 #include <chrono>
 #include <future>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <thread>
+#include <type_traits>
 #include <unordered_map>
 
+#include "log/log.hpp"
 #include "net/listen_address.hpp"
 #include "server/routes.hpp"
 #include "util/wall_clock.hpp"
+#include "web/basic_auth.hpp"
+#include "web/policy.hpp"
 
 namespace lse::server {
 namespace {
@@ -41,6 +49,7 @@ namespace {
 namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
+namespace ssl = asio::ssl;
 using tcp = asio::ip::tcp;
 
 // After an error response the client may still be sending (an oversized
@@ -56,55 +65,130 @@ net::ListenAddress parse_listen(const std::string& listen) {
   return *address;
 }
 
-class Session;
+class SessionBase;
 
 // What the acceptor and every session share. Lives as long as the last
 // session (sessions may outlive Server::Impl's members only inside a
 // destroyed io_context, but never touch anything but this).
 struct Shared {
-  Shared(Hooks h, const report::RowStore& r, Limits l) : hooks(std::move(h)), rows(r), limits(l) {}
+  Shared(Hooks h, const report::RowStore& r, ServerOptions o)
+      : hooks(std::move(h)),
+        rows(r),
+        routing(std::move(o.routing)),
+        limits(o.limits),
+        plain(std::make_shared<const web::Policy>()) {
+    if (!o.web_config_file.empty())
+      policy_file = std::make_unique<web::PolicyFile>(o.web_config_file);
+  }
+
+  // The policy for a new connection (io thread only): the web config file's
+  // as it is on disk now, or plain HTTP without one.
+  std::shared_ptr<const web::Policy> policy_for_new_connection() {
+    if (!policy_file) return plain;
+    auto current = policy_file->current();
+    if (current.refused && refusals_logged.insert(*current.refused).second)
+      log::error("web config change refused, the previous one stays in force",
+                 {{"component", "http"}, {"error", *current.refused}});
+    if (current.reread) log_policy("web config re-read", *current.policy);
+    return current.policy;
+  }
+
+  static void log_policy(const char* what, const web::Policy& p) {
+    const auto& tls = p.config.tls;
+    log::info(what, {{"component", "http"},
+                     {"file", p.config.file},
+                     {"tls", tls ? "on" : "off"},
+                     {"client_auth", tls ? web::to_string(tls->client_auth) : "none"},
+                     {"basic_auth_users", p.config.basic_auth_users.size()}});
+    if (!tls && p.requires_auth())
+      log::warn("basic auth without TLS: passwords cross the network in clear",
+                {{"component", "http"}});
+  }
+
   Hooks hooks;
   const report::RowStore& rows;
+  Routing routing;
   Limits limits;
-  std::unordered_map<Session*, std::weak_ptr<Session>> sessions;  // io thread only
-  bool stopping = false;                                          // io thread only
+  std::unique_ptr<web::PolicyFile> policy_file;  // io thread only; null without a web config
+  std::shared_ptr<const web::Policy> plain;
+  web::BasicAuth auth;                     // thread-safe
+  asio::thread_pool* auth_pool = nullptr;  // bcrypt runs there (Server::Impl's)
+  std::set<std::string> refusals_logged;   // io thread only
+  std::unordered_map<SessionBase*, std::weak_ptr<SessionBase>> sessions;  // io thread only
+  bool stopping = false;                                                  // io thread only
 };
 
 bool is_http_error(const beast::error_code& ec) {
   return ec.category() == make_error_code(http::error::bad_method).category();
 }
 
-class Session : public std::enable_shared_from_this<Session> {
+// What stop() needs of a session, whatever its stream.
+class SessionBase {
  public:
-  Session(tcp::socket socket, std::shared_ptr<Shared> shared)
-      : stream_(std::move(socket)),
-        buffer_(shared->limits.header_limit + shared->limits.body_limit + 8192),
-        shared_(std::move(shared)) {}
+  virtual ~SessionBase() = default;
+  virtual void close_now() = 0;
+};
 
-  ~Session() { shared_->sessions.erase(this); }
+// One connection: plain (beast::tcp_stream) or TLS (beast::ssl_stream over
+// it). The policy it was accepted under stays its policy to the end, so a
+// web config change applies from the next connection on.
+template <class Stream>
+class Session final : public SessionBase, public std::enable_shared_from_this<Session<Stream>> {
+  static constexpr bool kTls = !std::is_same_v<Stream, beast::tcp_stream>;
+
+ public:
+  template <class... StreamArgs>
+  Session(std::shared_ptr<Shared> shared, std::shared_ptr<const web::Policy> policy,
+          StreamArgs&&... stream_args)
+      : shared_(std::move(shared)),
+        policy_(std::move(policy)),
+        stream_(std::forward<StreamArgs>(stream_args)...),
+        buffer_(shared_->limits.header_limit + shared_->limits.body_limit + 8192) {}
+
+  ~Session() override { shared_->sessions.erase(this); }
 
   void start() {
-    shared_->sessions.emplace(this, weak_from_this());
-    read();
+    shared_->sessions.emplace(this, this->weak_from_this());
+    if constexpr (kTls) {
+      tcp().expires_after(shared_->limits.idle_timeout);
+      stream_.async_handshake(ssl::stream_base::server,
+                              beast::bind_front_handler(&Session::on_handshake, self()));
+    } else {
+      read();
+    }
   }
 
   // From stop(): aborts whatever is pending; the handlers then drop the session.
-  void close_now() {
+  void close_now() override {
     beast::error_code ec;
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
-    stream_.close();
+    tcp().socket().shutdown(tcp::socket::shutdown_both, ec);
+    tcp().close();
   }
 
  private:
+  std::shared_ptr<Session> self() { return this->shared_from_this(); }
+  beast::tcp_stream& tcp() { return beast::get_lowest_layer(stream_); }
+
+  // A client without the certificate the policy requires, or one speaking
+  // plain HTTP to the TLS port, ends here: OpenSSL has sent its alert.
+  void on_handshake(beast::error_code ec) {
+    if (ec) {
+      log::debug("TLS handshake failed",
+                 {{"component", "http"}, {"peer", peer()}, {"error", ec.message()}});
+      return close_now();
+    }
+    read();
+  }
+
   void read() {
     parser_.emplace();
     parser_->header_limit(static_cast<std::uint32_t>(shared_->limits.header_limit));
     parser_->body_limit(shared_->limits.body_limit);
     // The deadline covers the whole request, so a client trickling header
     // bytes (slowloris) is cut off like an idle keep-alive connection.
-    stream_.expires_after(shared_->limits.idle_timeout);
+    tcp().expires_after(shared_->limits.idle_timeout);
     http::async_read(stream_, buffer_, *parser_,
-                     beast::bind_front_handler(&Session::on_read, shared_from_this()));
+                     beast::bind_front_handler(&Session::on_read, self()));
   }
 
   void on_read(beast::error_code ec, std::size_t) {
@@ -120,16 +204,42 @@ class Session : public std::enable_shared_from_this<Session> {
     if (ec == http::error::body_limit)
       return send_error(http::status::payload_too_large, "Payload Too Large\n");
     if (ec && is_http_error(ec)) {
-      spdlog::debug("component=http msg=\"bad request\" peer={} error=\"{}\"", peer(),
-                    ec.message());
+      log::debug("bad request", {{"component", "http"}, {"peer", peer()}, {"error", ec.message()}});
       return send_error(http::status::bad_request, "Bad Request\n");
     }
     if (ec) return close_now();  // reset, broken pipe: the client is gone
+    authenticate(parser_->release());
+  }
 
-    Request req = parser_->release();
-    Response res =
-        handle_request(req, RouteContext{shared_->hooks, shared_->rows, wall_clock::unix_now()});
-    write(std::move(res), /*linger=*/false);
+  // Basic auth of the policy, when it has users. A check the cache answers
+  // is immediate; a bcrypt (50-250 ms of CPU) runs on the auth thread so
+  // that other connections are served meanwhile, and the answer comes back
+  // to this session on the I/O thread.
+  void authenticate(Request req) {
+    if (!policy_->requires_auth()) return respond(req, true);
+    std::string authorization(req[http::field::authorization]);
+    const auto& users = policy_->config.basic_auth_users;
+    switch (shared_->auth.check_cached(users, authorization)) {
+      case web::BasicAuth::Verdict::allow: return respond(req, true);
+      case web::BasicAuth::Verdict::deny: return respond(req, false);
+      case web::BasicAuth::Verdict::needs_bcrypt: break;
+    }
+    asio::post(
+        *shared_->auth_pool, [self = self(), io = stream_.get_executor(), req = std::move(req),
+                              authorization = std::move(authorization)]() mutable {
+          const bool ok =
+              self->shared_->auth.verify(self->policy_->config.basic_auth_users, authorization);
+          asio::post(io, [self = std::move(self), req = std::move(req), ok] {
+            if (self->shared_->stopping) return self->close_now();
+            self->respond(req, ok);
+          });
+        });
+  }
+
+  void respond(const Request& req, bool authorized) {
+    write(handle_request(req, RouteContext{shared_->hooks, shared_->rows, wall_clock::unix_now(),
+                                           shared_->routing, authorized}),
+          /*linger=*/false);
   }
 
   void send_error(http::status status, std::string body) {
@@ -143,12 +253,19 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void write(Response res, bool linger) {
+    // http_server_config.headers, on every response (a blank one unsets).
+    for (const auto& [name, value] : policy_->config.headers) {
+      if (value.empty()) {
+        res.erase(name);
+      } else {
+        res.set(name, value);
+      }
+    }
     response_ = std::make_shared<Response>(std::move(res));
     const bool close = response_->need_eof();
-    stream_.expires_after(shared_->limits.idle_timeout);
-    http::async_write(
-        stream_, *response_,
-        beast::bind_front_handler(&Session::on_write, shared_from_this(), close, linger));
+    tcp().expires_after(shared_->limits.idle_timeout);
+    http::async_write(stream_, *response_,
+                      beast::bind_front_handler(&Session::on_write, self(), close, linger));
   }
 
   void on_write(bool close, bool linger, beast::error_code ec, std::size_t) {
@@ -159,39 +276,54 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void close_gracefully() {
+    if constexpr (kTls) return tls_shutdown();
     beast::error_code ec;
-    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
-    stream_.close();
+    tcp().socket().shutdown(tcp::socket::shutdown_send, ec);
+    tcp().close();
   }
 
   void drain_and_close() {
+    if constexpr (kTls) return tls_shutdown();
     beast::error_code ec;
-    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
-    stream_.expires_after(kLingerTime);  // one deadline for the whole drain
+    tcp().socket().shutdown(tcp::socket::shutdown_send, ec);
+    tcp().expires_after(kLingerTime);  // one deadline for the whole drain
     drain();
   }
 
-  void drain() {
-    stream_.async_read_some(asio::buffer(drain_buffer_),
-                            [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                              if (ec || self->shared_->stopping) return self->close_now();
-                              self->drain();
-                            });
+  // close_notify, then wait (briefly) for the client's: TLS's way of a
+  // half-close, so the client can tell our end of data from a cut.
+  void tls_shutdown() {
+    if constexpr (kTls) {
+      tcp().expires_after(kLingerTime);
+      stream_.async_shutdown([self = self()](beast::error_code) { self->close_now(); });
+    }
   }
 
-  std::string peer() const {
+  void drain() {
+    tcp().async_read_some(asio::buffer(drain_buffer_),
+                          [self = self()](beast::error_code ec, std::size_t) {
+                            if (ec || self->shared_->stopping) return self->close_now();
+                            self->drain();
+                          });
+  }
+
+  std::string peer() {
     beast::error_code ec;
-    auto ep = stream_.socket().remote_endpoint(ec);
+    auto ep = tcp().socket().remote_endpoint(ec);
     return ec ? std::string("?") : ep.address().to_string() + ":" + std::to_string(ep.port());
   }
 
-  beast::tcp_stream stream_;
+  std::shared_ptr<Shared> shared_;
+  std::shared_ptr<const web::Policy> policy_;  // holds the TLS context: outlives the stream
+  Stream stream_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   std::shared_ptr<Response> response_;  // alive until its write completes
-  std::shared_ptr<Shared> shared_;
   std::array<char, 4096> drain_buffer_{};
 };
+
+using PlainSession = Session<beast::tcp_stream>;
+using TlsSession = Session<beast::ssl_stream<beast::tcp_stream>>;
 
 }  // namespace
 
@@ -202,6 +334,9 @@ struct Server::Impl {
   tcp::acceptor acceptor{ioc};
   asio::steady_timer accept_retry{ioc};
   std::shared_ptr<Shared> shared;
+  // Where bcrypt runs (one thread: bcrypt is CPU-bound and the cache makes
+  // repeats free); only with a web config file.
+  std::optional<asio::thread_pool> auth_pool;
   std::string listen;
   unsigned short port = 0;
   bool started = false;
@@ -278,20 +413,29 @@ struct Server::Impl {
     if (shared->stopping || ec == asio::error::operation_aborted) return;
     if (ec) return retry_accept_later(ec);
     if (shared->sessions.size() >= shared->limits.max_connections) {
-      spdlog::debug(
-          "component=http msg=\"connection limit reached, closing new connection\" limit={}",
-          shared->limits.max_connections);
+      log::debug("connection limit reached, closing new connection",
+                 {{"component", "http"}, {"limit", shared->limits.max_connections}});
       beast::error_code ignored;
       socket.close(ignored);
     } else {
-      std::make_shared<Session>(std::move(socket), shared)->start();
+      start_session(std::move(socket));
     }
     accept();
   }
 
+  void start_session(tcp::socket socket) {
+    auto policy = shared->policy_for_new_connection();
+    if (policy->tls) {
+      auto& tls = *policy->tls;
+      std::make_shared<TlsSession>(shared, std::move(policy), std::move(socket), tls)->start();
+    } else {
+      std::make_shared<PlainSession>(shared, std::move(policy), std::move(socket))->start();
+    }
+  }
+
   // EMFILE and friends: retry shortly instead of spinning.
   void retry_accept_later(const beast::error_code& ec) {
-    spdlog::warn("component=http msg=\"accept failed\" error=\"{}\"", ec.message());
+    log::warn("accept failed", {{"component", "http"}, {"error", ec.message()}});
     accept_retry.expires_after(std::chrono::milliseconds(100));
     accept_retry.async_wait([this](beast::error_code wait_ec) {
       if (!wait_ec && !shared->stopping) accept();
@@ -305,9 +449,9 @@ struct Server::Impl {
         ioc.run();
         break;
       } catch (const std::exception& e) {
-        spdlog::error("component=http msg=\"handler failed\" error=\"{}\"", e.what());
+        log::error("handler failed", {{"component", "http"}, {"error", e.what()}});
       } catch (...) {
-        spdlog::error("component=http msg=\"handler failed\" error=\"unknown exception\"");
+        log::error("handler failed", {{"component", "http"}, {"error", "unknown exception"}});
       }
     }
     finished.set_value();
@@ -319,17 +463,25 @@ struct Server::Impl {
     beast::error_code ec;
     acceptor.close(ec);
     accept_retry.cancel();
-    std::vector<std::shared_ptr<Session>> live;
+    std::vector<std::shared_ptr<SessionBase>> live;
     for (auto& [ptr, weak] : shared->sessions)
       if (auto s = weak.lock()) live.push_back(std::move(s));
     for (auto& s : live) s->close_now();
   }
 };
 
-Server::Server(const std::string& listen, Hooks hooks, const report::RowStore& rows, Limits limits)
+Server::Server(const std::string& listen, Hooks hooks, const report::RowStore& rows,
+               ServerOptions options)
     : impl_(std::make_unique<Impl>()) {
-  if (limits.max_connections == 0) limits.max_connections = 1;
-  impl_->shared = std::make_shared<Shared>(std::move(hooks), rows, limits);
+  if (auto problem = routing_problem(options.routing); !problem.empty())
+    throw std::invalid_argument(problem);
+  if (options.limits.max_connections == 0) options.limits.max_connections = 1;
+  const bool web_config = !options.web_config_file.empty();
+  impl_->shared = std::make_shared<Shared>(std::move(hooks), rows, std::move(options));
+  if (web_config) {
+    impl_->auth_pool.emplace(1);
+    impl_->shared->auth_pool = &*impl_->auth_pool;
+  }
   impl_->listen = listen;
 }
 
@@ -343,7 +495,10 @@ void Server::start() {
                                               : impl_->host_endpoint(address, port));
   impl_->started = true;
   // main logs the listening address; this is for debugging tests and embedders.
-  spdlog::debug("component=http msg=\"listening\" address={} port={}", impl_->listen, impl_->port);
+  log::debug("listening",
+             {{"component", "http"}, {"address", impl_->listen}, {"port", impl_->port}});
+  if (impl_->shared->policy_file)
+    Shared::log_policy("web config", *impl_->shared->policy_file->current().policy);
   impl_->accept();
   impl_->start_thread();
 }
@@ -359,6 +514,11 @@ void Server::stop() {
   if (finished.wait_for(std::chrono::milliseconds(800)) != std::future_status::ready)
     impl_->ioc.stop();
   impl_->thread.join();
+  // A bcrypt in flight finishes (it cannot be interrupted); queued ones are dropped.
+  if (impl_->auth_pool) {
+    impl_->auth_pool->stop();
+    impl_->auth_pool->join();
+  }
 }
 
 }  // namespace lse::server

@@ -1,7 +1,9 @@
 // The exporter's own HTTP/1.1 endpoints (/metrics, /-/healthy, /-/ready,
 // /-/reload, /config, /api/v1/probes, landing page) on a Beast server with
 // its own io_context and thread, so a scrape never runs on a probe thread and
-// a slow scraper never delays a probe. What is served comes from Hooks; the
+// a slow scraper never delays a probe. What is served comes from Hooks; where
+// it is served (route prefix, telemetry path) from Routing; TLS and basic
+// auth from the `--web.config.file` (web/), applied to every endpoint. The
 // server only speaks HTTP.
 #pragma once
 #include <utility>
@@ -12,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "metrics/exposition.hpp"
 #include "report/row_store.hpp"
 
 namespace lse::server {
@@ -28,11 +31,22 @@ struct TargetStatus {
 // An empty hook degrades instead of crashing: /metrics serves an empty body,
 // /-/ready answers 503, /-/reload 500, /config 503, the landing page no targets.
 struct Hooks {
-  std::function<std::string()> metrics;                  // exposition text
-  std::function<bool()> ready;                           // config loaded and scheduler running
-  std::function<std::pair<bool, std::string>()> reload;  // POST /-/reload -> ok + message
-  std::function<std::string()> config_dump;              // redacted YAML for GET /config
-  std::function<std::vector<TargetStatus>()> targets;    // for the landing page
+  std::function<std::string(metrics::Exposition)> metrics;  // exposition text in that format
+  std::function<bool()> ready;                              // config loaded, scheduler running
+  std::function<std::pair<bool, std::string>()> reload;     // POST /-/reload -> ok + message
+  std::function<std::string()> config_dump;                 // redacted YAML for GET /config
+  std::function<std::vector<TargetStatus>()> targets;       // for the landing page
+};
+
+// Where the endpoints answer, as the `--web.*` flags set it.
+struct Routing {
+  // "" or "/a/b" (web::route_prefix()): every endpoint answers under it,
+  // "/" and the bare prefix redirect to "<prefix>/".
+  std::string route_prefix;
+  std::string telemetry_path = "/metrics";  // under the prefix; "/" replaces the landing page
+  // POST /-/reload; off unless --web.enable-lifecycle, as in Prometheus
+  // (SIGHUP always reloads).
+  bool enable_lifecycle = false;
 };
 
 // Protection against misbehaving clients; the defaults are the product's.
@@ -43,11 +57,22 @@ struct Limits {
   std::size_t body_limit = 64 * std::size_t{1024};   // more -> 413
 };
 
+struct ServerOptions {
+  Routing routing;
+  // exporter-toolkit web config (TLS, basic auth, headers); "" for plain
+  // HTTP without authentication. Re-read as web/policy.hpp says.
+  std::string web_config_file;
+  Limits limits;
+};
+
 class Server {
  public:
   // `listen` is "host:port", ":port" (all interfaces), "[v6addr]:port"; port 0
-  // picks a free port (see port()). `rows` must outlive the server.
-  Server(const std::string& listen, Hooks hooks, const report::RowStore& rows, Limits limits = {});
+  // picks a free port (see port()). `rows` must outlive the server. Throws
+  // std::invalid_argument for bad routing (routing_problem() in routes.hpp)
+  // and config::ConfigError for a web config file that does not load.
+  Server(const std::string& listen, Hooks hooks, const report::RowStore& rows,
+         ServerOptions options = {});
   ~Server();  // stop()s
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;

@@ -2,8 +2,6 @@
 // the reload transaction, and the hooks the HTTP server calls.
 #include "service/service.hpp"
 
-#include <spdlog/spdlog.h>
-
 #include <utility>
 #include <atomic>
 #include <boost/asio/executor_work_guard.hpp>
@@ -19,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "log/log.hpp"
 #include "schedule/scheduler.hpp"
 #include "server/server.hpp"
 #include "service/views.hpp"
@@ -58,7 +57,7 @@ class Transaction {
       try {
         undo();
       } catch (const std::exception& e) {
-        spdlog::error("msg=\"reload rollback step failed\" error=\"{}\"", e.what());
+        log::error("reload rollback step failed", {{"error", e.what()}});
       }
     }
   }
@@ -73,10 +72,11 @@ class WriteErrorLog {
     metrics_.count_row_write_error();
     std::lock_guard lock(mutex_);
     if (seen_.insert(message).second)
-      spdlog::error(
-          "msg=\"rows file error, rows are being lost\" error=\"{}\" "
-          "note=\"logged once per distinct error, llm_stream_row_write_errors_total counts all\"",
-          message);
+      log::error(
+          "rows file error, rows are being lost",
+          {{"error", message},
+           {"note",
+            "logged once per distinct error, llm_stream_row_write_errors_total counts all"}});
   }
 
  private:
@@ -84,6 +84,14 @@ class WriteErrorLog {
   std::mutex mutex_;
   std::set<std::string> seen_;
 };
+
+// One structured warning per config warning: at startup and after every
+// successful reload (check-config prints the same on stderr).
+void log_config_warnings(const config::Config& cfg) {
+  for (const auto& w : cfg.findings.warnings)
+    log::warn("config warning",
+              {{"file", w.file}, {"line", w.line}, {"column", w.column}, {"warning", w.message}});
+}
 
 }  // namespace
 
@@ -106,20 +114,32 @@ struct Service::Impl {
 
   std::atomic<bool> ready{false};
   bool stopped = false;
+  const std::string listen_address;
   std::unique_ptr<server::Server> http;
 
   Impl(std::string path, std::shared_ptr<const config::Config> initial, Identity identity,
-       std::uint64_t seed)
+       std::uint64_t seed, HttpOptions http_options)
       : config_path(std::move(path)),
         current(std::move(initial)),
         metrics(identity.build),
         rows(current->rows.ring, current->rows),
         scheduler(
             probe_io, [this](const probe::ProbeResult& r) { deliver(r); },
-            std::move(identity.host_label), std::move(identity.user_agent), seed) {
+            std::move(identity.host_label), std::move(identity.user_agent), seed),
+        listen_address(http_options.listen_address.empty() ? current->listen
+                                                           : http_options.listen_address) {
+    // First: a web config that does not load stops the set-up before
+    // anything is scheduled.
+    http = std::make_unique<server::Server>(
+        listen_address, hooks(), rows,
+        server::ServerOptions{
+            std::move(http_options.routing), std::move(http_options.web_config_file), {}});
+    log_config_warnings(*current);
     rows.on_write_error([this](const std::string& message) { write_errors(message); });
     metrics.apply_config(*current);
     metrics.set_reload_result(true, wall_clock::unix_now());
+    scheduler.on_backoff(
+        [this](const std::string& target, double /*wait_s*/) { metrics.count_backoff(target); });
     scheduler.apply(*current);  // no probe thread yet: this thread is the io thread
   }
 
@@ -172,7 +192,6 @@ struct Service::Impl {
 
   void start() {
     start_probe_thread();
-    http = std::make_unique<server::Server>(snapshot()->listen, hooks(), rows);
     try {
       http->start();
     } catch (...) {
@@ -211,7 +230,8 @@ struct Service::Impl {
       current = next;
     }
     metrics.set_reload_result(true, wall_clock::unix_now());
-    spdlog::info("msg=\"config reloaded\" targets={}", next->targets.size());
+    log::info("config reloaded", {{"targets", next->targets.size()}});
+    log_config_warnings(*next);
     return {true, "config reloaded"};
   }
 
@@ -230,20 +250,20 @@ struct Service::Impl {
 
   ReloadResult refuse(const std::string& error) {
     metrics.set_reload_result(false, 0);
-    spdlog::error("msg=\"reload failed, keeping the running config\" error=\"{}\"", error);
+    log::error("reload failed, keeping the running config", {{"error", error}});
     return {false, error};
   }
 
   // --- what the HTTP server asks ------------------------------------------------
 
-  std::string scrape() {
+  std::string scrape(metrics::Exposition format) {
     update_diagnosis(metrics, rows, *snapshot());
-    return metrics.render();
+    return metrics.render(format);
   }
 
   server::Hooks hooks() {
     server::Hooks h;
-    h.metrics = [this] { return scrape(); };
+    h.metrics = [this](metrics::Exposition format) { return scrape(format); };
     h.ready = [this] { return ready.load(); };
     h.reload = [this] {
       auto r = reload(config_path);
@@ -255,10 +275,10 @@ struct Service::Impl {
   }
 };
 
-Service::Service(std::string config_path, Identity identity, std::uint64_t seed) {
+Service::Service(std::string config_path, Identity identity, std::uint64_t seed, HttpOptions http) {
   auto initial = std::make_shared<const config::Config>(config::load_file(config_path));
-  impl_ =
-      std::make_unique<Impl>(std::move(config_path), std::move(initial), std::move(identity), seed);
+  impl_ = std::make_unique<Impl>(std::move(config_path), std::move(initial), std::move(identity),
+                                 seed, std::move(http));
 }
 
 Service::~Service() = default;
@@ -266,6 +286,8 @@ Service::~Service() = default;
 void Service::start() { impl_->start(); }
 
 unsigned short Service::port() const { return impl_->http ? impl_->http->port() : 0; }
+
+const std::string& Service::listen_address() const { return impl_->listen_address; }
 
 ReloadResult Service::reload(const std::string& config_path) { return impl_->reload(config_path); }
 
@@ -275,7 +297,7 @@ void Service::stop() { impl_->stop(); }
 
 std::shared_ptr<const config::Config> Service::config() const { return impl_->snapshot(); }
 
-std::string Service::scrape() { return impl_->scrape(); }
+std::string Service::scrape(metrics::Exposition format) { return impl_->scrape(format); }
 
 const report::RowStore& Service::rows() const { return impl_->rows; }
 

@@ -13,6 +13,7 @@
 #include "config/config.hpp"
 #include "metrics/metrics.hpp"
 #include "report/row_store.hpp"
+#include "server/server.hpp"
 
 namespace lse::service {
 
@@ -28,23 +29,34 @@ struct Identity {
   metrics::BuildInfo build;
 };
 
+// How the HTTP side is served, from the `--web.*` flags.
+struct HttpOptions {
+  std::string listen_address;  // --web.listen-address; empty: the config's `listen:`
+  server::Routing routing;
+  std::string web_config_file;  // --web.config.file; empty: plain HTTP, no auth
+};
+
 class Service {
  public:
-  // Loads `config_path` and sets every part up with it; nothing runs yet.
-  // Throws config::ConfigError for an invalid file and std::runtime_error
+  // Loads `config_path` and the web config file and sets every part up with
+  // them; nothing runs yet. Throws config::ConfigError for an invalid file
+  // (either), std::invalid_argument for bad routing and std::runtime_error
   // when a part cannot be set up (rows file, TLS material).
-  Service(std::string config_path, Identity identity, std::uint64_t seed);
+  Service(std::string config_path, Identity identity, std::uint64_t seed, HttpOptions http = {});
   ~Service();  // stop()s
   Service(const Service&) = delete;
   Service& operator=(const Service&) = delete;
 
-  // Starts the probe thread, then the HTTP server on the config's `listen`
-  // (port 0 picks a free one). Throws std::runtime_error when it cannot
+  // Starts the probe thread, then the HTTP server on listen_address() (port
+  // 0 picks a free one). Throws std::runtime_error when it cannot
   // listen; the probe thread is stopped again then. Call once.
   void start();
 
   // The bound HTTP port (after start()).
   unsigned short port() const;
+  // Where it listens: --web.listen-address, else the config's `listen:` at
+  // start (a reload does not rebind).
+  const std::string& listen_address() const;
 
   // One reload transaction: on success the new config runs and
   // llm_stream_exporter_config_last_reload_successful is 1 with a fresh
@@ -62,8 +74,8 @@ class Service {
   std::shared_ptr<const config::Config> config() const;
 
   // The /metrics body: the diagnosis refreshed from the newest rows, then
-  // the exposition text.
-  std::string scrape();
+  // the exposition in the negotiated format.
+  std::string scrape(metrics::Exposition format = metrics::Exposition::text);
 
   const report::RowStore& rows() const;
 

@@ -11,6 +11,15 @@
 //                          string: what a hand-written serializer could reach
 // and BM_RenderWhileRecording: render() while another thread records probes,
 // as a scrape does while probes finish.
+//
+// Issue 9, the exposition serializer (metrics/serializer.hpp) against
+// TextSerializer on the same collected families:
+//   BM_WriteText10k          write_text on the plain registry's families
+//   BM_TenByThree_*          the families of Metrics with 10 targets x 3
+//                            prompts (every series observed): TextSerializer,
+//                            write_text, write_openmetrics (no notes), and
+//                            render() end to end in both formats (collection,
+//                            /proc reading, `_created` and exemplars included).
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 #include <prometheus/counter.h>
@@ -26,6 +35,7 @@
 
 #include "config/config.hpp"
 #include "metrics/metrics.hpp"
+#include "metrics/serializer.hpp"
 
 namespace {
 
@@ -42,25 +52,27 @@ std::size_t count_series(const std::string& text) {
   return n;
 }
 
-lse::config::Config make_config(int targets) {
+lse::config::Config make_config(int targets, const std::vector<std::string>& prompts = {"short"}) {
   lse::config::Config c;
-  c.prompts["short"] = {"short", "What is the capital of France?", "inline"};
+  for (const auto& p : prompts) c.prompts[p] = {p, "What is the capital of France?", "inline"};
   for (int i = 0; i < targets; ++i) {
     lse::config::Target t;
     t.name = "target-" + std::to_string(i);
     t.url = "http://127.0.0.1:1/v1";
     t.model = "model-" + std::to_string(i % 7);
-    t.prompts = {"short"};
+    t.prompts = prompts;
     c.targets.push_back(t);
   }
   return c;
 }
 
-lse::probe::ProbeResult result_for(const std::string& target, int k) {
+lse::probe::ProbeResult result_for(const std::string& target, int k,
+                                   const std::string& prompt = "short") {
   lse::probe::ProbeResult r;
+  r.id = fmt::format("{:016x}", 0x9e3779b97f4a7c15ULL * static_cast<unsigned>(k + 1));
   r.target = target;
   r.model = "m";
-  r.prompt = "short";
+  r.prompt = prompt;
   r.ok = true;
   r.ts = 1.7e9 + k;
   r.ttft = 0.3 + 0.01 * (k % 5);
@@ -251,6 +263,84 @@ void BM_FmtSerializerFloor(benchmark::State& state) {
   state.counters["series"] = static_cast<double>(p.series);
 }
 
+void BM_WriteText10k(benchmark::State& state) {
+  auto& p = plain();
+  for (auto _ : state) {
+    auto fams = p.registry->Collect();
+    std::string s;
+    lse::metrics::write_text(s, fams);
+    benchmark::DoNotOptimize(s);
+  }
+  state.counters["series"] = static_cast<double>(p.series);
+}
+
+// Metrics with 10 targets x 3 prompts, each series observed three times.
+struct TenByThree {
+  lse::metrics::Metrics metrics{{"bench", "bench"}};
+  std::vector<prometheus::MetricFamily> families;
+  TenByThree() {
+    const auto cfg = make_config(10, {"short", "medium", "long"});
+    metrics.apply_config(cfg);
+    int k = 0;
+    for (const auto& t : cfg.targets)
+      for (const auto& prompt : t.prompts)
+        for (int i = 0; i < 3; ++i) metrics.record(result_for(t.name, k++, prompt));
+    families = metrics.collect();
+  }
+};
+
+TenByThree& ten_by_three() {
+  static TenByThree f;
+  return f;
+}
+
+template <class Write>
+void serialize_ten_by_three(benchmark::State& state, Write write) {
+  auto& f = ten_by_three();
+  std::size_t bytes = 0;
+  for (auto _ : state) {
+    std::string s = write(f);
+    bytes = s.size();
+    benchmark::DoNotOptimize(s);
+  }
+  state.counters["bytes"] = static_cast<double>(bytes);
+  state.counters["series"] = static_cast<double>(count_series(f.metrics.render()));
+}
+
+void BM_TenByThree_TextSerializer(benchmark::State& state) {
+  serialize_ten_by_three(state, [](TenByThree& f) {
+    std::ostringstream out;
+    prometheus::TextSerializer().Serialize(out, f.families);
+    return out.str();
+  });
+}
+
+void BM_TenByThree_WriteText(benchmark::State& state) {
+  serialize_ten_by_three(state, [](TenByThree& f) {
+    std::string s;
+    lse::metrics::write_text(s, f.families);
+    return s;
+  });
+}
+
+void BM_TenByThree_WriteOpenMetrics(benchmark::State& state) {
+  serialize_ten_by_three(state, [](TenByThree& f) {
+    std::string s;
+    lse::metrics::write_openmetrics(s, f.families, {});
+    return s;
+  });
+}
+
+void BM_TenByThree_RenderText(benchmark::State& state) {
+  serialize_ten_by_three(
+      state, [](TenByThree& f) { return f.metrics.render(lse::metrics::Exposition::text); });
+}
+
+void BM_TenByThree_RenderOpenMetrics(benchmark::State& state) {
+  serialize_ten_by_three(
+      state, [](TenByThree& f) { return f.metrics.render(lse::metrics::Exposition::openmetrics); });
+}
+
 }  // namespace
 
 BENCHMARK(BM_MetricsRender)->Unit(benchmark::kMillisecond)->UseRealTime();
@@ -258,5 +348,11 @@ BENCHMARK(BM_RenderWhileRecording)->Unit(benchmark::kMillisecond)->UseRealTime()
 BENCHMARK(BM_PromCollect)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_PromTextSerializer)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_FmtSerializerFloor)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_WriteText10k)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_TenByThree_TextSerializer)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_TenByThree_WriteText)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_TenByThree_WriteOpenMetrics)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_TenByThree_RenderText)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_TenByThree_RenderOpenMetrics)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 BENCHMARK_MAIN();

@@ -419,7 +419,7 @@ class Exporter:
             f.write(config_text)
         self.proc = Proc([binary, '--log.level', 'info', 'serve', '--config', self.config_path],
                          os.path.join(workdir, f'{name}.log'), sut=True)
-        m = wait_for(lambda: re.search(r'msg="listening".* port=(\d+)', self.proc.output())
+        m = wait_for(lambda: re.search(r'msg=listening .* port=(\d+)', self.proc.output())
                      or (not self.proc.alive() and 'exited'), 30, 'exporter listening')
         if m == 'exited':
             raise RuntimeError('exporter exited:\n' + self.proc.output()[-3000:])

@@ -41,6 +41,7 @@ COUNTERS = {
     "llm_stream_finish_reasons_total",
     "llm_stream_warmup_probes_total",
     "llm_stream_row_write_errors_total",
+    "llm_stream_backoffs_total",  # {target}: rounds postponed by Retry-After
 }
 GAUGES = {
     "llm_stream_last_probe_success",

@@ -165,6 +165,7 @@ class Fake:
                 out += s.lines()
             for t, model in TARGETS.items():
                 out.append(f'llm_stream_stall_threshold_seconds{{target="{t}"}} 0.25')
+                out.append(f'llm_stream_backoffs_total{{target="{t}"}} 0')
                 api, host = TARGET_INFO[t]
                 out.append(f'llm_stream_target_info{{target="{t}",api="{api}",model="{model}",'
                            f'host="{host}"}} 1')

@@ -98,7 +98,8 @@ class Proc:
         return self.p.poll() is None
 
     def output(self):
-        self.log.flush()
+        if not self.log.closed:
+            self.log.flush()
         with open(self.log_path, 'rb') as f:
             return f.read().decode('utf-8', 'replace')
 
@@ -177,7 +178,8 @@ def render_config(targets, defaults=None, listen='127.0.0.1:0', extra=''):
     d = {'interval': '60s', 'jitter': 0, 'warmup': 0, 'max_tokens': 64,
          'timeout': '{first_token: 5s, idle: 5s, total: 20s}'}
     d.update(defaults or {})
-    lines = [f'listen: {yaml_quote(listen)}', 'defaults:']
+    # Tests probe every 200 ms to 4 s: below the product's 1 s floor on purpose.
+    lines = [f'listen: {yaml_quote(listen)}', 'min_interval: 100ms', 'defaults:']
     for k, v in d.items():
         lines.append(f'  {k}: {v}')
     lines += ['prompts:',
@@ -210,9 +212,11 @@ class Exporter:
     def __enter__(self):
         env = dict(os.environ)
         env.update(self.env or {})
-        self.proc = Proc([BIN, '--log.level', 'debug', 'serve', '--config', self.config_path] + self.args,
+        # --web.enable-lifecycle: the reload tests POST /-/reload (off by default).
+        self.proc = Proc([BIN, '--log.level', 'debug', 'serve', '--config', self.config_path,
+                          '--web.enable-lifecycle'] + self.args,
                          os.path.join(self.workdir, f'{self.name}.log'), env=env, realtime=True)
-        m = wait_for(lambda: re.search(r'msg="listening".* port=(\d+)', self.proc.output())
+        m = wait_for(lambda: re.search(r'msg=listening .* port=(\d+)', self.proc.output())
                      or (not self.proc.alive() and 'exited'), 10, what='exporter listening')
         if m == 'exited':
             raise AssertionError('exporter exited:\n' + self.proc.output())
@@ -343,10 +347,11 @@ class Nginx:
 class Prometheus:
     """A real Prometheus (Debian's) scraping the given targets every second."""
 
-    def __init__(self, workdir, scrape_targets, rule_files=()):
+    def __init__(self, workdir, scrape_targets, rule_files=(), args=()):
         self.workdir = os.path.join(workdir, 'prometheus')
         self.scrape_targets = scrape_targets
         self.rule_files = list(rule_files)
+        self.args = list(args)  # e.g. --enable-feature=exemplar-storage
 
     def __enter__(self):
         os.makedirs(self.workdir, exist_ok=True)
@@ -361,7 +366,8 @@ class Prometheus:
                     f'    static_configs: [{{targets: [{targets}]}}]\n')
         binary = shutil.which('prometheus') or '/usr/bin/prometheus'
         self.proc = Proc([binary, f'--config.file={cfg}', f'--storage.tsdb.path={self.workdir}/data',
-                          f'--web.listen-address=127.0.0.1:{self.port}', '--log.level=warn'],
+                          f'--web.listen-address=127.0.0.1:{self.port}', '--log.level=warn']
+                         + self.args,
                          os.path.join(self.workdir, 'prometheus.log'))
         self.base = f'http://127.0.0.1:{self.port}'
         wait_for(lambda: http_get(self.base + '/-/ready', timeout=1)[0] == 200

@@ -68,5 +68,32 @@ class FailureReasons(unittest.TestCase):
                     self.assertAlmostEqual(b - a, 1.0, delta=0.1)
 
 
+class RetryAfter(unittest.TestCase):
+    def test_429_retry_after_pushes_the_next_round_back_and_is_counted(self):
+        # Both targets ask for a probe every 200 ms; the upstream answers the
+        # limited one 429 with Retry-After: 1, so its rounds are a second
+        # apart, one backoff each, while the other keeps its 200 ms rhythm.
+        with TempDir() as tmp, Upstream(tmp) as up:
+            config = render_config([
+                {'name': 'limited', 'url': up.url('status=429'), 'extra': ['interval: 200ms']},
+                {'name': 'steady', 'url': up.url('ttft=5,gap=1,chunks=3'), 'extra': ['interval: 200ms']},
+            ])
+            with Exporter(tmp, config) as ex:
+                wait_for(lambda: len(ex.rows('limited')) >= 3, 10, what='3 limited probes')
+                time.sleep(0.3)  # the backoff is counted as the next round is planned
+                rows = list(reversed(ex.rows('limited')))
+                samples = ex.samples()
+                backoffs = {l['target']: v for n, l, v in samples if n == 'llm_stream_backoffs_total'}
+                self.assertEqual(backoffs.get('limited'), len(rows), backoffs)
+                self.assertEqual(backoffs.get('steady'), 0, backoffs)
+                self.assertTrue(all(r['http_status'] == 429 for r in rows), rows)
+                starts = [r['ts'] for r in rows]
+                for a, b in zip(starts, starts[1:]):
+                    self.assertGreaterEqual(b - a, 0.95)
+                    self.assertLess(b - a, 1.5)
+                steady = ex.rows('steady')
+                self.assertGreaterEqual(len(steady), 2 * len(rows))
+
+
 if __name__ == '__main__':
     unittest.main()

@@ -1,6 +1,19 @@
 // check-config's line per target: dialect, where it posts, where the key goes
-// (the key's source, never its value), and no query or userinfo shown.
+// (the key's source, never its value), and no query or userinfo shown; its
+// summary in singular and plural; every error of a file then the count;
+// warnings that do not fail; --no-env-check; the listen address tried.
+#include <arpa/inet.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "cli/check_config_command.hpp"
 
@@ -41,6 +54,152 @@ TEST(CheckConfig, DescribesEachDialectsRequestAndKeyHeader) {
 
   EXPECT_EQ(describe_target(target(api::Dialect::ollama_generate, "http://localhost:11434")),
             "t: ollama-generate POST http://localhost:11434/api/generate, model m-1, no key");
+}
+
+TEST(CheckConfig, SummaryLineSaysOneTargetNotOneTargetsAndCountsEverySeries) {
+  config::Config c;
+  c.prompts["p"] = {"p", "hi", "inline"};
+  c.targets = {target(api::Dialect::openai_chat, "http://h")};
+  c.targets[0].prompts = {"p"};
+  // One series set (280 + 6 finish reasons), 3 per target, 4 of the
+  // exporter's own and 6 process_*.
+  EXPECT_EQ(summary_line("f.yaml", c), "f.yaml: ok (1 target, 1 prompt, 299 series)");
+  c.prompts["q"] = {"q", "ho", "inline"};
+  c.targets.push_back(c.targets[0]);
+  c.targets[1].prompts = {"p", "q"};
+  EXPECT_EQ(summary_line("f.yaml", c), "f.yaml: ok (2 targets, 2 prompts, 874 series)");
+  // The number is config::series_count's: the metrics section moves it.
+  c.metrics.per_prompt = false;
+  c.metrics.phases = config::PhaseSeries::off;
+  EXPECT_EQ(summary_line("f.yaml", c), fmt::format("f.yaml: ok (2 targets, 2 prompts, {} series)",
+                                                   config::series_count(c).at_most));
+  for (int i = 0; i < 10; ++i) c.targets.push_back(c.targets[0]);
+  EXPECT_EQ(summary_line("f.yaml", c), "f.yaml: ok (12 targets, 2 prompts, 2,254 series)");
+}
+
+TEST(CheckConfigOptions, FileAndNoEnvCheckFromTheCommandLine) {
+  CLI::App app;
+  auto* cmd = app.add_subcommand("check-config");
+  CheckConfigOptions o;
+  add_check_config_options(*cmd, o);
+  const char* argv[] = {"x", "check-config", "--no-env-check", "c.yaml"};
+  app.parse(4, const_cast<char**>(argv));
+  EXPECT_EQ(o.path, "c.yaml");
+  EXPECT_TRUE(o.no_env_check);
+
+  CheckConfigOptions plain;
+  CLI::App app2;
+  add_check_config_options(*app2.add_subcommand("check-config"), plain);
+  const char* argv2[] = {"x", "check-config", "d.yaml"};
+  app2.parse(3, const_cast<char**>(argv2));
+  EXPECT_EQ(plain.path, "d.yaml");
+  EXPECT_FALSE(plain.no_env_check);
+}
+
+struct Checked {
+  int exit_code;
+  std::string out, err;
+};
+
+Checked check(const std::string& path, bool no_env_check = false) {
+  std::ostringstream out, err;
+  const int rc = check_config_command(CheckConfigOptions{path, no_env_check}, out, err);
+  return {rc, out.str(), err.str()};
+}
+
+// A config file in a fresh temporary folder.
+class TempConfig {
+ public:
+  explicit TempConfig(const std::string& text) {
+    char dir[] = "/tmp/lse-check-config-XXXXXX";
+    dir_ = ::mkdtemp(dir);
+    path_ = dir_ + "/c.yaml";
+    std::ofstream(path_) << text;
+  }
+  ~TempConfig() { std::filesystem::remove_all(dir_); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string dir_, path_;
+};
+
+TEST(CheckConfig, ReportsEveryErrorThenTheCount) {
+  const std::string path = std::string(LSE_TEST_DATA) + "/config/multi/several-errors.yaml";
+  const Checked c = check(path);
+  EXPECT_EQ(c.exit_code, 2);
+  EXPECT_EQ(c.out, "");
+  std::vector<std::string> lines;
+  std::istringstream in(c.err);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 11u) << c.err;
+  EXPECT_EQ(lines[0].rfind(path + ":1:9: listen port", 0), 0u) << lines[0];
+  EXPECT_EQ(lines[9].rfind(path + ":22:1: unknown key 'bukets'", 0), 0u) << lines[9];
+  EXPECT_EQ(lines[10], "10 errors");
+
+  TempConfig one("listen: 127.0.0.1:0\nprompts: {p: {text: hi}}\ntargets: []\n");
+  EXPECT_EQ(check(one.path()).err,
+            one.path() + ":3:10: targets: must list at least one target\n1 error\n");
+}
+
+TEST(CheckConfig, WarningsGoToStderrAndDoNotFail) {
+  TempConfig cfg(
+      "listen: 127.0.0.1:0\nprompts: {p: {text: hi}}\n"
+      "targets: [{name: a, url: 'http://h', model: m, stall_threshold: 260ms}]\n");
+  const Checked c = check(cfg.path());
+  EXPECT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_EQ(c.err.rfind(cfg.path() + ":3:65: warning: stall_threshold: 260ms is not a bucket "
+                                     "boundary of buckets.gap (nearest boundaries: 250ms below, "
+                                     "300ms above)",
+                        0),
+            0u)
+      << c.err;
+  EXPECT_EQ(c.out.rfind(cfg.path() + ": ok (1 target, 1 prompt, 299 series)\n", 0), 0u) << c.out;
+}
+
+TEST(CheckConfig, NoEnvCheckListsSecretsAsNotChecked) {
+  unsetenv("LSE_CHECK_CONFIG_TEST_UNSET");
+  TempConfig cfg(
+      "listen: 127.0.0.1:0\nprompts: {p: {text: hi}}\n"
+      "targets:\n"
+      "  - {name: a, url: 'https://h', model: m, auth: {bearer_token_env: "
+      "LSE_CHECK_CONFIG_TEST_UNSET}}\n"
+      "  - {name: b, url: 'https://h', model: m, auth: {bearer_token_file: /run/absent/key}}\n");
+  const Checked strict = check(cfg.path());
+  EXPECT_EQ(strict.exit_code, 2);
+  EXPECT_NE(strict.err.find("2 errors"), std::string::npos) << strict.err;
+
+  const Checked lenient = check(cfg.path(), /*no_env_check=*/true);
+  EXPECT_EQ(lenient.exit_code, 0) << lenient.err;
+  EXPECT_EQ(lenient.err, "");
+  EXPECT_NE(lenient.out.find(cfg.path() +
+                             ":4:68: not checked: auth.bearer_token_env: environment variable "
+                             "LSE_CHECK_CONFIG_TEST_UNSET\n"),
+            std::string::npos)
+      << lenient.out;
+  EXPECT_NE(lenient.out.find(cfg.path() + ":5:69: not checked: auth.bearer_token_file: secret "
+                                          "file '/run/absent/key'\n"),
+            std::string::npos)
+      << lenient.out;
+}
+
+TEST(CheckConfig, ListenAddressInUseFailsTheCheck) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(::listen(fd, 1), 0);
+  socklen_t len = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  const std::string listen = "127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+  TempConfig cfg("listen: \"" + listen +
+                 "\"\nprompts: {p: {text: hi}}\ntargets: [{name: a, url: 'http://h', model: m}]\n");
+  const Checked c = check(cfg.path());
+  ::close(fd);
+  EXPECT_EQ(c.exit_code, 2);
+  EXPECT_EQ(c.err, cfg.path() + ":1:9: listen: cannot bind " + listen +
+                       ": Address already in use\n1 error\n");
+  EXPECT_EQ(check(cfg.path()).exit_code, 0);  // free again
 }
 
 }  // namespace

@@ -49,10 +49,59 @@ TEST_F(Dump, IsYamlOfTheEffectiveConfig) {
   EXPECT_TRUE(overrides["body"]["nothing"].IsNull());
   EXPECT_EQ(overrides["prompts"].size(), 2u);
 
-  EXPECT_EQ(root["buckets"]["gap"][1].as<std::string>(), "0.25");
+  // Labels as strings, the buckets under metrics: with the rest of that section.
+  EXPECT_EQ(overrides["labels"]["provider"].as<std::string>(), "example");
+  EXPECT_EQ(overrides["labels"]["team"].Tag(), "!");
+  EXPECT_FALSE(inherits["labels"]);
+  EXPECT_FALSE(root["buckets"]);
+  EXPECT_EQ(root["metrics"]["buckets"]["gap"][1].as<std::string>(), "0.25");
+  EXPECT_EQ(root["metrics"]["buckets"]["probe_max_gap"][1].as<std::string>(), "0.25");
+  EXPECT_EQ(root["metrics"]["buckets"]["ttft"].size(), Buckets{}.ttft.size());
+  EXPECT_EQ(root["metrics"]["phases"].as<std::string>(), "sum_count");
+  EXPECT_EQ(root["metrics"]["per_prompt"].as<std::string>(), "false");
+  EXPECT_EQ(root["metrics"]["max_series"].as<std::uint64_t>(), 5000u);
   EXPECT_EQ(root["rows"]["max_size"].as<std::uint64_t>(), 10'000'000u);
   EXPECT_EQ(root["diagnosis"]["queue_gap_p95_seconds"].as<std::string>(), "100ms");
   EXPECT_EQ(root["prompts"]["block"]["text"].as<std::string>(), "Line one.\nLine two.");
+}
+
+TEST_F(Dump, RedactsCredentialKeysAndLoadedSecretsInsideTheBody) {
+  const std::string yaml =
+      "prompts: {p: {text: hi}}\n"
+      "targets:\n"
+      "  - name: a\n"
+      "    url: https://h\n"
+      "    model: m\n"
+      "    auth: {bearer_token_env: LSE_TEST_SECRET}\n"
+      "    headers: {X-Copy: 'Bearer env-secret-9b1e44'}\n"
+      "    body:\n"
+      "      api_key: body-key-1\n"
+      "      accessToken: body-token-2\n"
+      "      nested: {Client_SECRET: body-secret-3, list: [{PASSWORD: body-password-4}]}\n"
+      "      credentials: {value: env-secret-9b1e44}\n"
+      "      copy: [env-secret-9b1e44]\n"
+      "      max_tokens: 77\n"
+      "      generationConfig: {maxOutputTokens: 88}\n"
+      "      user: visible-user\n";
+  const Config c = parse(yaml, "b.yaml", "");
+  const std::string dump = dump_redacted(c);
+  for (const char* secret :
+       {"body-key-1", "body-token-2", "body-secret-3", "body-password-4", test::kEnvSecret}) {
+    EXPECT_EQ(dump.find(secret), std::string::npos) << secret << " leaked:\n" << dump;
+  }
+  const YAML::Node body = YAML::Load(dump)["targets"][0]["body"];
+  EXPECT_EQ(body["api_key"].as<std::string>(), "<secret>");
+  EXPECT_EQ(body["accessToken"].as<std::string>(), "<secret>");
+  EXPECT_EQ(body["nested"]["Client_SECRET"].as<std::string>(), "<secret>");
+  EXPECT_EQ(body["nested"]["list"][0]["PASSWORD"].as<std::string>(), "<secret>");
+  EXPECT_EQ(body["credentials"]["value"].as<std::string>(), "<secret>");
+  EXPECT_EQ(body["copy"][0].as<std::string>(), "<secret>");
+  // Counts of tokens are not credentials; ordinary values stay visible.
+  EXPECT_EQ(body["max_tokens"].as<int>(), 77);
+  EXPECT_EQ(body["generationConfig"]["maxOutputTokens"].as<int>(), 88);
+  EXPECT_EQ(body["user"].as<std::string>(), "visible-user");
+  // A header whose name looks harmless still hides a loaded secret.
+  EXPECT_EQ(YAML::Load(dump)["targets"][0]["headers"]["X-Copy"].as<std::string>(), "<secret>");
 }
 
 TEST(SensitiveHeader, MatchesCredentialLikeNames) {

@@ -1,6 +1,7 @@
 // One test per file in tests/data/config/invalid/: each file's first line is
 // "# expect: <line>:<col>: <message substring>", and loading it must fail with
-// exactly that place and a message containing that text.
+// exactly that place and a message containing that text, and with that error
+// only (each file is one mistake: a second error would be a cascade).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -58,7 +59,8 @@ TEST_P(InvalidConfig, FailsAtTheExpectedPlace) {
         << "what(): " << what << "\nexpected place: " << expect.place;
     EXPECT_NE(what.find(expect.message), std::string::npos)
         << "what(): " << what << "\nexpected message part: " << expect.message;
-    // what() is exactly "file:line:col: message".
+    // One error, and what() is exactly "file:line:col: message".
+    EXPECT_EQ(e.errors().size(), 1u) << "what(): " << what;
     EXPECT_EQ(what, path + ":" + std::to_string(e.line()) + ":" + std::to_string(e.column()) +
                         ": " + e.message());
     // No secret of the test environment or the test files may leak.

@@ -41,6 +41,15 @@ TEST_F(ValidConfig, TopLevelSections) {
   EXPECT_EQ(c.buckets.gap, (std::vector<double>{0.1, 0.25, 1}));
   EXPECT_EQ(c.buckets.tokens_per_second, (std::vector<double>{10, 100}));
   EXPECT_EQ(c.buckets.ttft, Buckets{}.ttft);  // not overridden
+  // The per-probe gap histograms follow the gap buckets of the older section.
+  EXPECT_EQ(c.buckets.probe_gap_p95, c.buckets.gap);
+  EXPECT_EQ(c.buckets.probe_max_gap, c.buckets.gap);
+  EXPECT_EQ(c.metrics.phases, PhaseSeries::sum_count);
+  EXPECT_FALSE(c.metrics.per_prompt);
+  EXPECT_EQ(c.metrics.max_series, 5000u);
+  EXPECT_TRUE(c.targets[0].labels.empty());
+  EXPECT_EQ(c.targets[1].labels,
+            (std::map<std::string, std::string>{{"provider", "example"}, {"team", "7"}}));
 
   EXPECT_EQ(c.rows.path, path_in(test::valid_dir(), "rows/rows.jsonl"));
   EXPECT_EQ(c.rows.max_size, 10'000'000u);

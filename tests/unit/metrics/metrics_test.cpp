@@ -10,76 +10,27 @@
 #include <thread>
 
 #include "exposition.hpp"
+#include "metrics_fixtures.hpp"
 
 namespace lse::metrics {
 namespace {
 
 using lse::testing::count_samples;
 using lse::testing::Exposition;
+using lse::testing::fixed_process_stats;
+using lse::testing::make_config;
+using lse::testing::make_target;
 using lse::testing::parse_exposition;
+using lse::testing::plus;
+using lse::testing::series;
+using lse::testing::success;
 using lse::testing::value_of;
 using Labels = std::map<std::string, std::string>;
 
-config::Target make_target(std::string name, std::string model, std::vector<std::string> prompts) {
-  config::Target t;
-  t.name = std::move(name);
-  t.url = "http://127.0.0.1:1/v1";
-  t.model = std::move(model);
-  t.prompts = std::move(prompts);
-  return t;
-}
-
-config::Config make_config(std::vector<config::Target> targets) {
-  config::Config c;
-  for (const auto& t : targets)
-    for (const auto& p : t.prompts) c.prompts[p] = config::Prompt{p, "text of " + p, "inline"};
-  c.targets = std::move(targets);
-  return c;
-}
-
-Labels series(const std::string& target, const std::string& model, const std::string& prompt) {
-  return {{"target", target}, {"model", model}, {"prompt", prompt}};
-}
-Labels plus(Labels l, const std::string& k, const std::string& v) {
-  l[k] = v;
-  return l;
-}
-
-probe::ProbeResult success(const std::string& target, const std::string& model,
-                           const std::string& prompt) {
-  probe::ProbeResult r;
-  r.ts = 1700000000;
-  r.target = target;
-  r.model = model;
-  r.prompt = prompt;
-  r.host = "probe-host";
-  r.ok = true;
-  r.http_status = 200;
-  r.phases[static_cast<int>(probe::Phase::resolve)] = 0.002;
-  r.phases[static_cast<int>(probe::Phase::connect)] = 0.004;
-  r.phases[static_cast<int>(probe::Phase::request)] = 0.0005;
-  r.phases[static_cast<int>(probe::Phase::headers)] = 0.2;
-  r.phases[static_cast<int>(probe::Phase::first_token)] = 0.1;
-  r.ttft = 0.3065;
-  r.gaps = {0.01, 0.3, 0.05, 0.3, 0.6};
-  r.chunks = 6;
-  r.stalls = 3;
-  r.stall_seconds = 1.2;
-  r.gap_p50 = 0.3;
-  r.gap_p95 = 0.6;
-  r.gap_max = 0.6;
-  r.tail = 0.02;
-  r.duration = 1.6;
-  r.prompt_tokens = 12;
-  r.completion_tokens = 40;
-  r.output_tokens_per_second = 31.25;
-  r.finish_reason = "stop";
-  return r;
-}
-
 class MetricsTest : public ::testing::Test {
  protected:
-  Metrics metrics{BuildInfo{"1.2.3", "abcdef"}};
+  // A fixed process_* reading keeps two renders comparable sample by sample.
+  Metrics metrics{BuildInfo{"1.2.3", "abcdef"}, fixed_process_stats};
   Exposition scrape() const {
     auto e = parse_exposition(metrics.render());
     EXPECT_TRUE(e.bad_lines.empty()) << e.bad_lines.front();
@@ -171,15 +122,34 @@ TEST_F(MetricsTest, DefaultBucketsComeFromConfig) {
     return les;
   };
   EXPECT_EQ(bounds("llm_stream_inter_chunk_gap_seconds_bucket", l), c.buckets.gap);
-  EXPECT_EQ(bounds("llm_stream_probe_gap_p95_seconds_bucket", l), c.buckets.gap);
-  EXPECT_EQ(bounds("llm_stream_probe_max_gap_seconds_bucket", l), c.buckets.gap);
+  EXPECT_EQ(bounds("llm_stream_probe_gap_p95_seconds_bucket", l), c.buckets.probe_gap_p95);
+  EXPECT_EQ(bounds("llm_stream_probe_max_gap_seconds_bucket", l), c.buckets.probe_max_gap);
   EXPECT_EQ(bounds("llm_stream_time_to_first_token_seconds_bucket", l), c.buckets.ttft);
   EXPECT_EQ(bounds("llm_stream_duration_seconds_bucket", l), c.buckets.duration);
   EXPECT_EQ(bounds("llm_stream_tail_seconds_bucket", l), c.buckets.tail);
   EXPECT_EQ(bounds("llm_stream_phase_seconds_bucket", plus(l, "phase", "tls")), c.buckets.phase);
   EXPECT_EQ(bounds("llm_stream_output_tokens_per_second_bucket", l), c.buckets.tokens_per_second);
-  // DESIGN §3: the default stall threshold is a gap bucket boundary.
+  // DESIGN §3: the default stall threshold is a gap bucket boundary, and the
+  // per-probe gap histograms default to the gap buckets.
   EXPECT_NE(std::find(c.buckets.gap.begin(), c.buckets.gap.end(), 0.25), c.buckets.gap.end());
+  EXPECT_EQ(c.buckets.probe_gap_p95, c.buckets.gap);
+  EXPECT_EQ(c.buckets.probe_max_gap, c.buckets.gap);
+
+  // Each histogram is built with its own setting (a different length each).
+  std::size_t n = 1;
+  for (std::string_view key : config::Buckets::kKeys) {
+    c.buckets.named(key)->resize(n++);
+  }
+  metrics.apply_config(c);
+  e = scrape();
+  EXPECT_EQ(bounds("llm_stream_inter_chunk_gap_seconds_bucket", l), c.buckets.gap);
+  EXPECT_EQ(bounds("llm_stream_probe_gap_p95_seconds_bucket", l), c.buckets.probe_gap_p95);
+  EXPECT_EQ(bounds("llm_stream_probe_max_gap_seconds_bucket", l), c.buckets.probe_max_gap);
+  EXPECT_EQ(bounds("llm_stream_time_to_first_token_seconds_bucket", l), c.buckets.ttft);
+  EXPECT_EQ(bounds("llm_stream_duration_seconds_bucket", l), c.buckets.duration);
+  EXPECT_EQ(bounds("llm_stream_tail_seconds_bucket", l), c.buckets.tail);
+  EXPECT_EQ(bounds("llm_stream_phase_seconds_bucket", plus(l, "phase", "tls")), c.buckets.phase);
+  EXPECT_EQ(bounds("llm_stream_output_tokens_per_second_bucket", l), c.buckets.tokens_per_second);
 }
 
 TEST_F(MetricsTest, SuccessfulProbeRecordsEverything) {
@@ -458,15 +428,20 @@ TEST_F(MetricsTest, BucketOverrideTakesEffectOnReload) {
   metrics.record(success("t", "m", "p"));
 
   c.buckets.gap = {0.1, 0.5, 1};
+  c.buckets.probe_max_gap = {0.5, 1};
   metrics.apply_config(c);
   auto e = scrape();
   auto l = series("t", "m", "p");
-  // Gap-bucketed histograms are rebuilt with the new bounds (and start over) ...
+  // Histograms whose buckets changed are rebuilt with the new bounds (and start over) ...
   EXPECT_EQ(count_samples(e, "llm_stream_inter_chunk_gap_seconds_bucket"), 4u);
   EXPECT_EQ(value_of(e, "llm_stream_inter_chunk_gap_seconds_bucket", plus(l, "le", "0.5")), 0.0);
-  EXPECT_EQ(count_samples(e, "llm_stream_probe_max_gap_seconds_bucket"), 4u);
-  EXPECT_EQ(count_samples(e, "llm_stream_probe_gap_p95_seconds_bucket"), 4u);
-  // ... while other histograms and the counters keep their values.
+  EXPECT_EQ(count_samples(e, "llm_stream_probe_max_gap_seconds_bucket"), 3u);
+  EXPECT_EQ(value_of(e, "llm_stream_probe_max_gap_seconds_count", l), 0.0);
+  // ... while other histograms (the gap p95 has its own setting, unchanged)
+  // and the counters keep their values.
+  EXPECT_EQ(count_samples(e, "llm_stream_probe_gap_p95_seconds_bucket"),
+            config::Buckets{}.probe_gap_p95.size() + 1);
+  EXPECT_EQ(value_of(e, "llm_stream_probe_gap_p95_seconds_count", l), 1.0);
   EXPECT_EQ(value_of(e, "llm_stream_time_to_first_token_seconds_count", l), 1.0);
   EXPECT_EQ(value_of(e, "llm_stream_stalls_total", l), 3.0);
 
@@ -579,7 +554,7 @@ TEST_F(MetricsTest, RenderOfTenTargetsByThreePromptsIsWellFormed) {
       ++samples;
     }
   }
-  EXPECT_EQ(families.size(), 27u);  // 25 + row_write_errors_total + target_info
+  EXPECT_EQ(families.size(), 34u);  // 25 + row_write_errors_total + target_info + 6 process_*
   auto e = parse_exposition(text);
   EXPECT_TRUE(e.bad_lines.empty());
   EXPECT_EQ(e.samples.size(), samples);

@@ -10,6 +10,7 @@ namespace {
 probe::ProbeResult full_result() {
   probe::ProbeResult r;
   r.ts = 1700000000.25;
+  r.id = "9f86d081884c7d65";
   r.target = "openai-mini";
   r.model = "gpt-4o-mini";
   r.prompt = "short";
@@ -41,7 +42,8 @@ probe::ProbeResult full_result() {
 TEST(RowJson, ExactRowForAKnownProbe) {
   EXPECT_EQ(
       to_row_json(full_result()),
-      R"({"ts":1700000000.250,"target":"openai-mini","model":"gpt-4o-mini","prompt":"short",)"
+      R"({"ts":1700000000.250,"id":"9f86d081884c7d65","target":"openai-mini",)"
+      R"("model":"gpt-4o-mini","prompt":"short",)"
       R"("ok":true,"reason":"","http_status":200,"ttft_ms":454.857,"duration_ms":824.400,)"
       R"("tail_ms":2.000,"chunks":5,"stalls":1,"gap_p50_ms":21.000,"gap_p95_ms":300.400,)"
       R"("gap_max_ms":300.400,"phases_ms":{"resolve":1.200,"connect":10.100,"tls":20.000,)"
@@ -60,11 +62,27 @@ TEST(RowJson, MissingValuesAreNull) {
   r.duration = 0.0035;
   EXPECT_EQ(
       to_row_json(r),
-      R"({"ts":1.000,"target":"t","model":"","prompt":"","ok":false,"reason":"connect",)"
+      R"({"ts":1.000,"id":null,"target":"t","model":"","prompt":"","ok":false,"reason":"connect",)"
       R"("http_status":null,"ttft_ms":null,"duration_ms":3.500,"tail_ms":null,"chunks":0,)"
       R"("stalls":0,"gap_p50_ms":null,"gap_p95_ms":null,"gap_max_ms":null,)"
       R"("phases_ms":{"resolve":1.000},"usage":null,"server_ms":null,"finish_reason":null,"gaps_ms":[],)"
       R"("host":null})");
+}
+
+TEST(RowJson, IdReadsBackAndRowsWithoutOneAreStillRows) {
+  auto back = parse_row_json(to_row_json(full_result()), nullptr);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->id, "9f86d081884c7d65");
+  // Rows written before probes had ids (and null ones) read as an empty id.
+  std::string error;
+  auto old = parse_row_json(R"({"ts":1,"target":"t","ok":true})", &error);
+  ASSERT_TRUE(old) << error;
+  EXPECT_EQ(old->id, "");
+  auto null_id = parse_row_json(R"({"ts":1,"id":null,"target":"t","ok":true})", &error);
+  ASSERT_TRUE(null_id) << error;
+  EXPECT_EQ(null_id->id, "");
+  EXPECT_FALSE(parse_row_json(R"({"ts":1,"id":7,"target":"t","ok":true})", &error));
+  EXPECT_NE(error.find("\"id\""), std::string::npos) << error;
 }
 
 TEST(RowJson, PartialUsageKeepsTheKnownHalf) {
@@ -82,6 +100,7 @@ TEST(RowJson, PartialUsageKeepsTheKnownHalf) {
 void expect_same_row(const probe::ProbeResult& a, const probe::ProbeResult& b) {
   constexpr double us = 0.5e-6;  // rows keep microseconds
   EXPECT_NEAR(a.ts, b.ts, 0.0005);
+  EXPECT_EQ(a.id, b.id);
   EXPECT_EQ(a.target, b.target);
   EXPECT_EQ(a.model, b.model);
   EXPECT_EQ(a.prompt, b.prompt);

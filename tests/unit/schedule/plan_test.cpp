@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 #include <stdexcept>
 
@@ -18,6 +19,43 @@ using std::chrono::seconds;
 
 // A fake "now": steady_clock's epoch plus an offset, never the real clock.
 Clock::time_point at(Clock::duration offset) { return Clock::time_point{} + offset; }
+
+// --- back_off: Retry-After of a 429 ---------------------------------------------
+
+TEST(BackOff, WaitsAtLeastRetryAfterAndRestartsTheRhythmThere) {
+  const auto now = at(seconds(100));
+  const RoundTimes planned{at(seconds(110)), at(seconds(111))};
+  const RoundTimes next = back_off(planned, now, 30, seconds(10));
+  EXPECT_EQ(next.start, now + seconds(30));
+  EXPECT_EQ(next.nominal, now + seconds(30));
+}
+
+TEST(BackOff, AShortRetryAfterKeepsThePlannedRound) {
+  const auto now = at(seconds(100));
+  const RoundTimes planned{at(seconds(170)), at(seconds(168))};
+  const RoundTimes next = back_off(planned, now, 5, seconds(60));
+  EXPECT_EQ(next.start, planned.start);
+  EXPECT_EQ(next.nominal, planned.nominal);
+}
+
+TEST(BackOff, NeverSoonerThanOneIntervalFromNow) {
+  // The round overran (planned: right now); Retry-After 1 s of a 60 s interval.
+  const auto now = at(seconds(100));
+  const RoundTimes next = back_off({now, now}, now, 1, seconds(60));
+  EXPECT_EQ(next.start, now + seconds(60));
+  // Nonsense values are no wait of their own either.
+  EXPECT_EQ(back_off({now, now}, now, -5, seconds(60)).start, now + seconds(60));
+  EXPECT_EQ(back_off({now, now}, now, std::nan(""), seconds(60)).start, now + seconds(60));
+}
+
+TEST(BackOff, CappedAtTenMinutesButNeverBelowTheInterval) {
+  const auto now = at(seconds(100));
+  EXPECT_EQ(back_off({now, now}, now, 86400, seconds(60)).start, now + kMaxRetryAfter);
+  EXPECT_EQ(back_off({now, now}, now, 86400, seconds(60), seconds(90)).start, now + seconds(90));
+  // A target probed once an hour keeps its hour.
+  EXPECT_EQ(back_off({now, now}, now, 86400, std::chrono::hours(1)).start,
+            now + std::chrono::hours(1));
+}
 
 TEST(FirstRoundStart, WithoutJitterStartsNow) {
   Rng rng(1);

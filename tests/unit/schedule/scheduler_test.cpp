@@ -39,6 +39,8 @@ struct Script {
   std::vector<ProbeStart> starts;
   std::map<std::string, int> in_flight;
   int in_flight_total = 0, max_in_flight_total = 0, max_in_flight_one_target = 0;
+  int answer_429_times = 0;  // this many first probes answer 429 with ...
+  double retry_after = 0;    // ... this Retry-After (seconds)
 };
 
 class ScriptedRunner final : public ProbeRunner {
@@ -53,6 +55,13 @@ class ScriptedRunner final : public ProbeRunner {
     r.target = target_;
     r.prompt = prompt.name;
     r.ok = true;
+    if (script_.answer_429_times > 0) {
+      --script_.answer_429_times;
+      r.ok = false;
+      r.reason = probe::FailureReason::http_429;
+      r.http_status = 429;
+      r.retry_after_seconds = script_.retry_after;
+    }
     if (script_.probe_time > Clock::duration::zero()) {
       timer_.expires_after(script_.probe_time);
       boost::system::error_code ec;
@@ -309,6 +318,45 @@ TEST(Loop, StopCancelsTheProbeInFlightAndDeliversItAsCanceled) {
   EXPECT_EQ(h.results[0].reason, probe::FailureReason::canceled);
   EXPECT_FALSE(h.results[0].warmup);  // a canceled probe is no measurement, not even warmup
   EXPECT_EQ(h.script.starts.size(), 1u);
+}
+
+TEST(Loop, RetryAfterEndsTheRoundAndPushesTheNextProbeBack) {
+  Harness h;
+  h.script.answer_429_times = 1;
+  h.script.retry_after = 0.3;
+  std::vector<std::pair<std::string, double>> backoffs;
+  h.scheduler.on_backoff(
+      [&](const std::string& target, double wait) { backoffs.emplace_back(target, wait); });
+  config::Config c;
+  for (const char* p : {"p1", "p2", "p3"}) c.prompts[p] = {p, p, "inline"};
+  c.targets = {target("t", {"p1", "p2", "p3"}, milliseconds(50))};
+  h.scheduler.apply(c);
+  h.io.run_for(milliseconds(450));
+
+  // The 429 round stopped after its first probe; the next probe came no
+  // sooner than Retry-After (not one 50 ms interval) later, and then the
+  // rhythm went on as before.
+  ASSERT_GE(h.script.starts.size(), 4u);
+  EXPECT_GE(h.script.starts[1].at - h.script.starts[0].at, milliseconds(299));
+  EXPECT_LE(h.script.starts[1].at - h.script.starts[0].at, milliseconds(360));
+  ASSERT_EQ(h.results.size(), h.script.starts.size());
+  EXPECT_EQ(h.results[0].reason, probe::FailureReason::http_429);
+  ASSERT_EQ(backoffs.size(), 1u);
+  EXPECT_EQ(backoffs[0].first, "t");
+  EXPECT_NEAR(backoffs[0].second, 0.3, 0.02);
+}
+
+TEST(Loop, NoRetryAfterNoBackoff) {
+  Harness h;
+  int backoffs = 0;
+  h.scheduler.on_backoff([&](const std::string&, double) { ++backoffs; });
+  config::Config c;
+  c.prompts["p"] = {"p", "p", "inline"};
+  c.targets = {target("t", {"p"}, milliseconds(50))};
+  h.scheduler.apply(c);
+  h.io.run_for(milliseconds(180));
+  EXPECT_GE(h.script.starts.size(), 3u);
+  EXPECT_EQ(backoffs, 0);
 }
 
 }  // namespace

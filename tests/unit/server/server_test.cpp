@@ -148,6 +148,8 @@ class ServerTest : public ::testing::Test {
   std::atomic<bool> reload_ok{true};
   std::atomic<bool> metrics_throws{false};
   std::thread::id metrics_thread;
+  std::atomic<metrics::Exposition> last_format{metrics::Exposition::text};
+  ServerOptions options;  // what start() uses, besides its limits
   std::vector<TargetStatus> targets{
       {"openai-mini", "gpt-4o-mini", "https://api.openai.com/v1", {"short", "long"}, 60},
   };
@@ -156,8 +158,9 @@ class ServerTest : public ::testing::Test {
 
   Hooks hooks() {
     Hooks h;
-    h.metrics = [this] {
+    h.metrics = [this](metrics::Exposition format) {
       metrics_thread = std::this_thread::get_id();
+      last_format = format;
       if (metrics_throws) throw std::runtime_error("registry exploded");
       return metrics_text;
     };
@@ -173,7 +176,8 @@ class ServerTest : public ::testing::Test {
   }
 
   void start(Limits limits = {}) {
-    server = std::make_unique<Server>("127.0.0.1:0", hooks(), rows, limits);
+    options.limits = limits;
+    server = std::make_unique<Server>("127.0.0.1:0", hooks(), rows, options);
     server->start();
     ASSERT_NE(server->port(), 0);
   }
@@ -215,7 +219,7 @@ TEST_F(ServerTest, MetricsGzipWhenAsked) {
   auto res = get("/metrics", {{"Accept-Encoding", "gzip"}});
   EXPECT_EQ(res.result(), http::status::ok);
   EXPECT_EQ(res[http::field::content_encoding], "gzip");
-  EXPECT_EQ(res[http::field::vary], "Accept-Encoding");
+  EXPECT_EQ(res[http::field::vary], "Accept-Encoding, Accept");
   EXPECT_LT(res.body().size(), metrics_text.size() / 5);
   EXPECT_TRUE(inflate_gzip(res.body()) == metrics_text);
 
@@ -244,6 +248,7 @@ TEST_F(ServerTest, Ready) {
 }
 
 TEST_F(ServerTest, Reload) {
+  options.routing.enable_lifecycle = true;
   start();
   Client c(server->port());
   auto ok = c.request(http::verb::post, "/-/reload");
@@ -257,6 +262,53 @@ TEST_F(ServerTest, Reload) {
   EXPECT_EQ(wrong.result(), http::status::method_not_allowed);
   EXPECT_EQ(wrong[http::field::allow], "POST");
   EXPECT_EQ(reloads, 2);
+}
+
+TEST_F(ServerTest, ReloadIsForbiddenWithoutLifecycle) {
+  start();  // enable_lifecycle is off by default, as in Prometheus
+  Client c(server->port());
+  auto res = c.request(http::verb::post, "/-/reload");
+  EXPECT_EQ(res.result(), http::status::forbidden);
+  EXPECT_NE(res.body().find("--web.enable-lifecycle"), std::string::npos) << res.body();
+  EXPECT_EQ(c.request(http::verb::get, "/-/reload").result(), http::status::method_not_allowed);
+  EXPECT_EQ(reloads, 0);
+}
+
+TEST_F(ServerTest, MetricsFormatFollowsAccept) {
+  start();
+  auto om = get("/metrics", {{"Accept", "application/openmetrics-text; version=1.0.0"}});
+  EXPECT_EQ(om.result(), http::status::ok);
+  EXPECT_EQ(om[http::field::content_type], metrics::kOpenMetricsContentType);
+  EXPECT_EQ(last_format.load(), metrics::Exposition::openmetrics);
+  EXPECT_NE(om[http::field::vary].find("Accept"), beast::string_view::npos);
+  auto text = get("/metrics", {{"Accept", "text/plain"}});
+  EXPECT_EQ(text[http::field::content_type], metrics::kTextContentType);
+  EXPECT_EQ(last_format.load(), metrics::Exposition::text);
+}
+
+TEST_F(ServerTest, RoutePrefixAndTelemetryPath) {
+  options.routing.route_prefix = "/lse";
+  options.routing.telemetry_path = "/m";
+  start();
+  auto m = get("/lse/m");
+  EXPECT_EQ(m.result(), http::status::ok);
+  EXPECT_EQ(m.body(), metrics_text);
+  EXPECT_EQ(get("/lse/metrics").result(), http::status::not_found);
+  EXPECT_EQ(get("/metrics").result(), http::status::not_found);
+  EXPECT_EQ(get("/m").result(), http::status::not_found);
+  EXPECT_EQ(get("/lse/-/healthy").body(), "OK");
+  auto root = get("/");
+  EXPECT_EQ(root.result(), http::status::found);
+  EXPECT_EQ(root[http::field::location], "/lse/");
+  EXPECT_EQ(get("/lse/").result(), http::status::ok);
+}
+
+TEST_F(ServerTest, BadRoutingIsRefusedAtConstruction) {
+  ServerOptions bad;
+  bad.routing.telemetry_path = "metrics";
+  EXPECT_THROW(Server("127.0.0.1:0", hooks(), rows, bad), std::invalid_argument);
+  bad.routing.telemetry_path = "/-/healthy";
+  EXPECT_THROW(Server("127.0.0.1:0", hooks(), rows, bad), std::invalid_argument);
 }
 
 TEST_F(ServerTest, ConfigDump) {
@@ -525,7 +577,9 @@ TEST_F(ServerTest, StopIsPromptWhileAHookIsSlow) {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     return {true, "slow"};
   };
-  server = std::make_unique<Server>("127.0.0.1:0", h, rows);
+  ServerOptions lifecycle;
+  lifecycle.routing.enable_lifecycle = true;
+  server = std::make_unique<Server>("127.0.0.1:0", h, rows, lifecycle);
   server->start();
   std::thread client([&] {
     try {

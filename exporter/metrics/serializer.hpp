@@ -1,0 +1,58 @@
+// The exposition writer for /metrics: prometheus-cpp's collected families in
+// the Prometheus text format 0.0.4 (byte for byte what prometheus-cpp 1.0.1's
+// TextSerializer writes) or in OpenMetrics 1.0.0 (`_total`/`_created`,
+// `# UNIT`, bucket exemplars, `# EOF`), which prometheus-cpp cannot write.
+// Pure: families and notes in, text out.
+#pragma once
+#include <prometheus/metric_family.h>
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "metrics/exposition.hpp"
+
+namespace lse::metrics {
+
+// The probe behind one histogram observation (OpenMetrics exemplar): the
+// observed value and the unix time it was observed. An empty probe_id means
+// the bucket has none.
+struct Exemplar {
+  std::string probe_id;
+  double value = 0;
+  double unix_seconds = 0;
+};
+
+// What OpenMetrics says about a series beyond its values: when it started
+// from zero (counters, histograms) and, per bucket of
+// ClientMetric::histogram.bucket (the +Inf bucket included), the latest
+// exemplar. Buckets past the end of `bucket_exemplars` have none.
+struct SeriesNotes {
+  std::optional<double> created;
+  std::vector<Exemplar> bucket_exemplars;
+
+  // Forgets everything but keeps the strings' capacity: one SeriesNotes is
+  // refilled for every series of a scrape.
+  void clear() {
+    created.reset();
+    for (auto& e : bucket_exemplars) e.probe_id.clear();
+  }
+};
+
+// Fills `notes` (cleared by the caller) for one series of `family`.
+using NotesLookup = std::function<void(const prometheus::MetricFamily& family,
+                                       const prometheus::ClientMetric& series, SeriesNotes& notes)>;
+
+// Text format 0.0.4, appended to `out`.
+void write_text(std::string& out, const std::vector<prometheus::MetricFamily>& families);
+
+// OpenMetrics 1.0.0 including the final `# EOF`, appended to `out`. `notes`
+// may be empty: no `_created` and no exemplars then.
+void write_openmetrics(std::string& out, const std::vector<prometheus::MetricFamily>& families,
+                       const NotesLookup& notes);
+
+std::string serialize(const std::vector<prometheus::MetricFamily>& families, Exposition format,
+                      const NotesLookup& notes = {});
+
+}  // namespace lse::metrics
