@@ -28,7 +28,7 @@ UPSTREAM="http://127.0.0.1:$(cat "$WORK/upstream.port")"
 sed -e "s#UPSTREAM_URL#$UPSTREAM#g" -e "s#file: prompts/#file: $ROOT/config/prompts/#" \
     -e "s#127.0.0.1:9687#127.0.0.1:$PORT#" config/demo.yaml > "$WORK/demo.yaml"
 "$BIN" check-config "$WORK/demo.yaml"
-"$BIN" serve --config "$WORK/demo.yaml" 2>"$WORK/exporter.log" &
+"$BIN" serve --config.file "$WORK/demo.yaml" 2>"$WORK/exporter.log" &
 EXP_PID=$!
 echo "upstream: $UPSTREAM   exporter: http://127.0.0.1:$PORT/  (logs in $WORK)"
 sleep 1
