@@ -36,6 +36,10 @@ int main(int argc, char** argv) {
   app.add_option("--log.format", log_format, "logfmt or json")
       ->check(CLI::IsMember({"logfmt", "json"}));
 
+  // Top-level flags (--log.*) are accepted after a subcommand too
+  // (`serve --log.level=debug`), as manifests and the Dockerfile write them.
+  app.fallthrough();
+
   cli::ServeOptions serve_opts;
   cli::add_serve_command(app, serve_opts);
 

@@ -6,26 +6,81 @@
 
 The JSON files are what Grafana (and the helm chart's dashboard ConfigMaps)
 load; this script is how they are edited, so that panel ids, grid positions,
-the datasource variable and the label selectors stay consistent. After
-editing, run it and tests/deploy/sync_chart_files.sh (tests/deploy/run_all.sh
-checks both). Metric names are those of DESIGN §3, llm_stream_diagnosis and
-the recording rules of config/prometheus/recording_rules.yml.
+the template variables, the label selectors and the links stay consistent.
+After editing, run it and tests/deploy/sync_chart_files.sh (tests/deploy/run_all.sh
+checks both).
+
+Conventions (tests/deploy/check_dashboards.py enforces them):
+- variables datasource -> cluster -> job -> instance -> target -> prompt/location,
+  each query variable chained on the ones before it, label_values over an exporter
+  metric, "All" = ".*" (so that an absent label, e.g. no `cluster`, still matches);
+- every series selector of every panel filters on cluster/job/instance (and on
+  target/prompt/location where the metric has them);
+- a panel reading a recording rule of config/prometheus/recording_rules.yml falls
+  back to the rule's own expression (`recorded{...} or on (labels) (expr)`), so the
+  dashboards work where the rules are not loaded; the fallback is generated from
+  the rule file, so the two cannot drift;
+- every panel has a description written for its reader and a "no data" hint.
+Metric names are those of the exporter's metrics contract (tests/deploy/deploylib.py).
 """
 import argparse
 import json
 import pathlib
+import re
 import sys
 
+import yaml
+
 HERE = pathlib.Path(__file__).resolve().parent
+RULES = HERE.parent / "config" / "prometheus" / "recording_rules.yml"
 SCHEMA_VERSION = 39  # Grafana 10.4 / 11.x
 DS = {"type": "prometheus", "uid": "${datasource}"}
 
-# Label selectors every query uses.
-SEL = 'target=~"$target", prompt=~"$prompt", location=~"$location"'
-SEL_T = 'target=~"$target", location=~"$location"'
+# Label selectors. SCOPE: which Prometheus scrape target(s) (every series has
+# these; `cluster` is often absent, and ".*" matches the empty value).
+SCOPE = 'cluster=~"$cluster", job=~"$job", instance=~"$instance"'
+# Per-target series (llm_stream_target_info, stall threshold, back-offs).
+SEL_T = SCOPE + ', target=~"$target", location=~"$location"'
+# Per-probe series (target/model/prompt) and the recording rules over them.
+SEL = SCOPE + ', target=~"$target", prompt=~"$prompt", location=~"$location"'
 
 ALERT_WARNING = "0.25"   # keep equal to LLMStreamGapP95High's threshold
 ALERT_CRITICAL = "0.5"   # keep equal to LLMStreamGapP95Critical's threshold
+
+# "No data" hints (fieldConfig.defaults.noValue).
+NO_EXPORTER = ("No exporter seen: is Prometheus scraping llm-stream-exporter (ServiceMonitor/PodMonitor "
+               "or scrape config), and do the cluster/job/instance filters match it?")
+NO_PROBES = ("No probe data for this selection: check \"Exporter scrape status\" at the top, then the "
+             "cluster/job/instance/target filters.")
+NO_SUCCESS = ("No successful probe in this window: see \"Last probe result\" and the failure panels "
+              "(a target that only fails has no latency data), or \"Exporter scrape status\".")
+NO_STALL = ("No stall data for this selection: no probe completed yet, or the exporter is not scraped "
+            "(see \"Exporter scrape status\").")
+
+
+def recording_rules():
+    doc = yaml.safe_load(RULES.read_text())
+    return {r["record"]: " ".join(r["expr"].split())
+            for g in doc["groups"] for r in g["rules"] if "record" in r}
+
+
+def with_matchers(expr, matchers):
+    """Adds `matchers` to every llm_stream_* selector of `expr`."""
+    def rep(m):
+        inner = (m.group(2) or "{}")[1:-1].strip()
+        return m.group(1) + "{" + (inner + ", " if inner else "") + matchers + "}"
+    return re.sub(r"\b(llm_stream_[a-z0-9_]+)(\{[^}]*\})?", rep, expr)
+
+
+def recorded(name, matchers=SEL):
+    """A recording rule's series, or where the rule is not loaded (or the filters
+    select labels the rule aggregated away), the rule's own expression on the raw
+    series. `or on (<the rule's labels>)` keeps one series per label set."""
+    expr = recording_rules()[name]
+    m = re.search(r"\bby \(([^)]*)\)", expr)
+    labels = [x.strip() for x in m.group(1).split(",") if x.strip() != "le"]
+    return (f"{name}{{{matchers}}} or on ({', '.join(labels)}) "
+            f"({with_matchers(expr, matchers)})")
 
 
 def target(expr, legend="", ref="A", fmt=None, instant=False):
@@ -81,16 +136,18 @@ class Layout:
             self.x = 0
             self.row_h = 0
 
-    def add(self, panel, w, h, id_last=False):
+    def add(self, panel, w, h, id_last=False, no_value=NO_PROBES):
         """id_last: the panel takes its id after every other panel's (done()), so that
         a panel added later leaves the ids of the existing ones, and links to them, as
-        they were."""
+        they were. no_value: the text Grafana shows instead of "No data"."""
         if self.x + w > 24:
             self.newline()
         panel = dict(panel)
         panel["id"] = None if id_last else self._id()
         panel["datasource"] = DS
         panel["gridPos"] = {"h": h, "w": w, "x": self.x, "y": self.y}
+        panel.setdefault("fieldConfig", {"defaults": {}, "overrides": []})
+        panel["fieldConfig"]["defaults"].setdefault("noValue", no_value)
         self.x += w
         self.row_h = max(self.row_h, h)
         self.panels.append(panel)
@@ -142,13 +199,13 @@ def timeseries(title, description, tgts, unit="s", stack=False, thresholds_=None
 
 
 def stat(title, description, tgts, unit="none", thresholds_=None, mappings=None,
-         text_mode="auto"):
+         text_mode="auto", overrides=None):
     return {
         "type": "stat", "title": title, "description": description, "targets": tgts,
         "fieldConfig": {
             "defaults": {"unit": unit, "thresholds": thresholds_ or thresholds(),
                          "mappings": mappings or [], "color": {"mode": "thresholds"}},
-            "overrides": [],
+            "overrides": overrides or [],
         },
         "options": {"reduceOptions": {"calcs": ["lastNotNull"], "fields": "", "values": False},
                     "colorMode": "background", "graphMode": "none", "textMode": text_mode,
@@ -156,8 +213,8 @@ def stat(title, description, tgts, unit="none", thresholds_=None, mappings=None,
     }
 
 
-def state_timeline(title, description, tgts, mappings, thresholds_):
-    return {
+def state_timeline(title, description, tgts, mappings, thresholds_, links=None):
+    p = {
         "type": "state-timeline", "title": title, "description": description,
         "targets": tgts,
         "fieldConfig": {
@@ -170,6 +227,9 @@ def state_timeline(title, description, tgts, mappings, thresholds_):
                     "rowHeight": 0.9, "legend": {"displayMode": "list", "placement": "bottom"},
                     "tooltip": {"mode": "single", "sort": "none"}},
     }
+    if links:
+        p["fieldConfig"]["defaults"]["links"] = links
+    return p
 
 
 def table(title, description, tgts, unit, thresholds_, links=None):
@@ -214,18 +274,47 @@ def info_table(title, description, expr, columns, links=None):
 TARGET_COLUMNS = ["target", "api", "model", "host", "location"]
 TARGETS_EXPR = (f'max by ({", ".join(TARGET_COLUMNS)}) '
                 f'(llm_stream_target_info{{{SEL_T}}})')
-TARGETS_DESCRIPTION = ("Which API dialect (api:), model and upstream host each target speaks to "
-                       "(llm_stream_target_info, DESIGN §9), per location.")
+TARGETS_DESCRIPTION = (
+    "One row per probed target: the API dialect it speaks, the model and the upstream host "
+    "(and the prober location when probing from several nodes/zones). Use it to tell which "
+    "provider or gateway a target name stands for before paging its owner. A target missing "
+    "here is not in the exporter's configuration (or its exporter is not scraped).")
+
+# The exporter(s) behind the selection, as Prometheus' scrape sees them: `up` of
+# every scrape target that exposed llm_stream_exporter_build_info in the last day
+# (so that other jobs never count, and an exporter that went down still does).
+EXPORTER_UP = (f'up{{{SCOPE}}} and on (cluster, job, instance) '
+               f'last_over_time(llm_stream_exporter_build_info{{{SCOPE}}}[1d])')
 
 
-def query_var(name, label, query, multi=True, include_all=True):
+def exporter_status():
+    return stat(
+        "Exporter scrape status",
+        "How many llm-stream-exporter instances of this selection Prometheus scrapes successfully "
+        "(up) and how many it cannot reach (down). Good: down = 0. When down > 0 every other panel "
+        "goes stale for that exporter: check the exporter pod/process and its /-/healthy endpoint, "
+        "then the scrape config or ServiceMonitor (owner: whoever runs the exporter and Prometheus). "
+        "When this panel itself shows no data, Prometheus has never scraped an exporter matching "
+        "the cluster/job/instance filters.",
+        targets((f'sum({EXPORTER_UP})', "up"),
+                (f'count({EXPORTER_UP}) - sum({EXPORTER_UP})', "down")),
+        thresholds_={"mode": "absolute", "steps": [{"color": "red", "value": None},
+                                                   {"color": "green", "value": 1}]},
+        text_mode="value_and_name",
+        overrides=[{"matcher": {"id": "byName", "options": "down"}, "properties": [
+            {"id": "thresholds", "value": thresholds((1, "red"))}]}])
+
+
+def query_var(name, label, query, description, multi=True, include_all=True):
     v = {
         "name": name, "label": label, "type": "query", "datasource": DS,
+        "description": description,
         "definition": query, "query": {"query": query, "refId": "PrometheusVariableQueryEditor-VariableQuery"},
         "refresh": 2, "sort": 1, "multi": multi, "includeAll": include_all,
         "current": {}, "options": [], "hide": 0, "regex": "",
     }
     if include_all:
+        # ".*" also matches an absent label (e.g. no `cluster` label at all).
         v["allValue"] = ".*"
         v["current"] = {"selected": True, "text": ["All"], "value": ["$__all"]}
     return v
@@ -233,8 +322,39 @@ def query_var(name, label, query, multi=True, include_all=True):
 
 def datasource_var():
     return {"name": "datasource", "label": "Data source", "type": "datasource",
+            "description": "The Prometheus that scrapes llm-stream-exporter.",
             "query": "prometheus", "current": {}, "hide": 0, "refresh": 1,
             "regex": "", "options": [], "multi": False, "includeAll": False}
+
+
+def scope_vars():
+    """cluster -> job -> instance, each listing what the one before allows."""
+    return [
+        query_var("cluster", "Cluster", "label_values(llm_stream_exporter_build_info, cluster)",
+                  "The `cluster` label of the exporters' series, when your Prometheus (or Thanos/Mimir) "
+                  "adds one; empty otherwise, and \"All\" then matches every series."),
+        query_var("job", "Job", 'label_values(llm_stream_exporter_build_info{cluster=~"$cluster"}, job)',
+                  "The Prometheus scrape job(s) of llm-stream-exporter in the selected cluster(s)."),
+        query_var("instance", "Instance",
+                  'label_values(llm_stream_exporter_build_info{cluster=~"$cluster", job=~"$job"}, instance)',
+                  "The exporter instance(s) (host:port) of the selected job(s)."),
+    ]
+
+
+def probe_vars(target_multi):
+    target_q = f"label_values(llm_stream_target_info{{{SCOPE}}}, target)"
+    return [
+        query_var("target", "Target", target_q,
+                  "The configured target(s) the selected exporter instances probe.",
+                  multi=target_multi, include_all=target_multi),
+        query_var("prompt", "Prompt",
+                  f'label_values(llm_stream_last_probe_success{{{SCOPE}, target=~"$target"}}, prompt)',
+                  "The prompt(s) of the selected target(s)."),
+        query_var("location", "Location",
+                  f'label_values(llm_stream_last_probe_success{{{SCOPE}, target=~"$target"}}, location)',
+                  "Where the probes run from (node/zone), when the scrape adds a `location` label; "
+                  "empty for a single prober."),
+    ]
 
 
 def constant_var(name, label, value, description):
@@ -259,149 +379,231 @@ def dashboard(uid, title, description, variables, panels, links):
     }
 
 
+OVERVIEW = "/d/llm-stream-overview/llm-stream-overview"
 DRILL = "/d/llm-stream-target/llm-stream-target-drill-down"
-# A data link on the series: opens the drill-down for the series' target.
-DRILL_LINK = [{"title": "Drill down into ${__field.labels.target}",
-               "url": DRILL + "?var-datasource=${datasource}&var-target=${__field.labels.target}&${__url_time_range}"}]
-# The same from a table cell of the target column.
-DRILL_CELL_LINK = [{"title": "Drill down into ${__value.text}",
-                    "url": DRILL + "?var-datasource=${datasource}&var-target=${__value.text}&${__url_time_range}"}]
+# What a link to the drill-down carries besides the target: the data source, the
+# scope and prompt/location selection, and the time range.
+DRILL_VARS = ("var-datasource=${datasource}&${cluster:queryparam}&${job:queryparam}"
+              "&${instance:queryparam}&${prompt:queryparam}&${location:queryparam}&${__url_time_range}")
+
+
+def drill_link(target_ref, title_ref):
+    return [{"title": f"Drill down into {title_ref}", "targetBlank": False,
+             "url": f"{DRILL}?var-target={target_ref}&{DRILL_VARS}"}]
+
+
+# A data link on a series (timeseries, state timeline): the series' target label.
+DRILL_LINK = drill_link("${__field.labels.target}", "${__field.labels.target}")
+# From a table row (instant query, format table): the row's target column.
+DRILL_ROW_LINK = drill_link("${__data.fields.target}", "${__data.fields.target}")
+# From a table cell of the target column.
+DRILL_CELL_LINK = drill_link("${__value.text}", "${__value.text}")
+
+
+def dashboard_link(title, url, tooltip):
+    return {"title": title, "type": "link", "url": url, "icon": "dashboard",
+            "keepTime": True, "includeVars": True, "asDropdown": False,
+            "targetBlank": False, "tags": [], "tooltip": tooltip}
+
+
+THRESHOLD_LINE = [
+    {"id": "custom.lineStyle", "value": {"fill": "dash", "dash": [10, 10]}},
+    {"id": "custom.fillOpacity", "value": 0}]
 
 
 def overview():
     lay = Layout()
     lay.row("Now")
-    lay.add(stat("Targets probed", "Targets with probe series (after the target/location filter).",
-                 targets((f'count(count by (target) (llm_stream_last_probe_success{{{SEL}}}))', "targets"))), 4, 4)
-    lay.add(stat("Last probe succeeded", "Share of target/prompt series whose last probe succeeded.",
-                 targets((f'avg(llm_stream_last_probe_success{{{SEL}}})', "ok")),
-                 unit="percentunit", thresholds_={"mode": "absolute", "steps": [
-                     {"color": "red", "value": None}, {"color": "orange", "value": 0.8},
-                     {"color": "green", "value": 1}]}), 5, 4)
-    lay.add(stat("Failure ratio (time range)", "Failed probes / all probes over the dashboard's time range.",
-                 targets((f'sum(increase(llm_stream_probes_total{{result="failure", {SEL}}}[$__range])) / sum(increase(llm_stream_probes_total{{{SEL}}}[$__range]))', "failed")),
-                 unit="percentunit", thresholds_=thresholds((0.05, "orange"), (0.2, "red"))), 5, 4)
-    lay.add(stat("Config reload", "llm_stream_exporter_config_last_reload_successful of every exporter (worst shown).",
-                 targets(('min(llm_stream_exporter_config_last_reload_successful)', "reload")),
-                 mappings=[{"type": "value", "options": {"0": {"text": "FAILED", "color": "red"},
-                                                         "1": {"text": "OK", "color": "green"}}}],
-                 thresholds_={"mode": "absolute", "steps": [{"color": "red", "value": None},
-                                                            {"color": "green", "value": 1}]}), 5, 4)
-    lay.add(stat("Exporter versions", "llm_stream_exporter_build_info: exporters per version.",
-                 targets(('count by (version, revision) (llm_stream_exporter_build_info)', "{{version}} ({{revision}})")),
-                 text_mode="value_and_name"), 5, 4)
-    lay.add(info_table("Targets", TARGETS_DESCRIPTION, TARGETS_EXPR, TARGET_COLUMNS,
-                       links=DRILL_CELL_LINK), 24, 6, id_last=True)
+    lay.add(exporter_status(), 4, 4, id_last=True, no_value=NO_EXPORTER)
+    lay.add(stat(
+        "Targets probed",
+        "How many configured targets of this selection have probe series. It should equal the "
+        "number of targets in the exporter's configuration; fewer means a target was removed, "
+        "renamed, or its exporter is not scraped (see \"Exporter scrape status\").",
+        targets((f'count(count by (target) (llm_stream_last_probe_success{{{SEL}}}))', "targets"))), 4, 4)
+    lay.add(stat(
+        "Last probe succeeded",
+        "Share of target/prompt series whose most recent probe succeeded. Good: 100 %. Below "
+        "100 % some endpoint is failing right now: \"Last probe result\" shows which, \"Failure "
+        "ratio by reason\" why (auth and quota errors point to the credentials owner, 5xx and "
+        "timeouts to the provider or gateway owner).",
+        targets((f'avg(llm_stream_last_probe_success{{{SEL}}})', "ok")),
+        unit="percentunit", thresholds_={"mode": "absolute", "steps": [
+            {"color": "red", "value": None}, {"color": "orange", "value": 0.8},
+            {"color": "green", "value": 1}]}), 4, 4)
+    lay.add(stat(
+        "Failure ratio (time range)",
+        "Failed probes divided by all probes over the dashboard's time range. Good: close to 0. "
+        "Above 5 % (orange) users of the same endpoint likely see errors too; above 20 % (red) the "
+        "failing-probes alert fires. Break it down with \"Failure ratio by reason\".",
+        targets((f'sum(increase(llm_stream_probes_total{{result="failure", {SEL}}}[$__range])) / sum(increase(llm_stream_probes_total{{{SEL}}}[$__range]))', "failed")),
+        unit="percentunit", thresholds_=thresholds((0.05, "orange"), (0.2, "red"))), 4, 4,
+        no_value="No probes completed in the time range: widen the time range, or check "
+                 "\"Exporter scrape status\" and the filters.")
+    lay.add(stat(
+        "Config reload",
+        "Whether the last configuration reload of every selected exporter succeeded (the worst is "
+        "shown). FAILED means the exporter kept probing with its previous configuration: fix the "
+        "config file or ConfigMap (see the exporter's log or its /config page); owner: whoever "
+        "maintains the exporter's configuration.",
+        targets((f'min(llm_stream_exporter_config_last_reload_successful{{{SCOPE}}})', "reload")),
+        mappings=[{"type": "value", "options": {"0": {"text": "FAILED", "color": "red"},
+                                                "1": {"text": "OK", "color": "green"}}}],
+        thresholds_={"mode": "absolute", "steps": [{"color": "red", "value": None},
+                                                   {"color": "green", "value": 1}]}), 4, 4,
+        no_value=NO_EXPORTER)
+    lay.add(stat(
+        "Exporter versions",
+        "How many selected exporters run each version (revision). After a rollout there should be "
+        "one version; several for long means a rollout is stuck.",
+        targets((f'count by (version, revision) (llm_stream_exporter_build_info{{{SCOPE}}})', "{{version}} ({{revision}})")),
+        text_mode="value_and_name"), 4, 4, no_value=NO_EXPORTER)
+    lay.add(info_table("Targets", TARGETS_DESCRIPTION + " Click a target to open its drill-down.",
+                       TARGETS_EXPR, TARGET_COLUMNS, links=DRILL_CELL_LINK), 24, 6, id_last=True)
 
     lay.row("Latency")
     lay.add(timeseries(
         "Time to first token p50 / p95",
-        "Start of the probe to the first content chunk, per target (all selected prompts and locations).",
+        "How long readers wait for the first words: probe start to the first content chunk, per "
+        "target (selected prompts and locations together). Good: steady and well below the "
+        "5 s alert threshold. A rising p95 with a steady p50 means some requests queue at the "
+        "provider; both rising means the model serving is slow or saturated (owner: provider or "
+        "model-serving team). Click a series to drill down into the target.",
         targets(
             (f'histogram_quantile(0.50, sum by (target, le) (rate(llm_stream_time_to_first_token_seconds_bucket{{{SEL}}}[$__rate_interval])))', "{{target}} p50"),
             (f'histogram_quantile(0.95, sum by (target, le) (rate(llm_stream_time_to_first_token_seconds_bucket{{{SEL}}}[$__rate_interval])))', "{{target}} p95"),
-        ), links=DRILL_LINK), 12, 9)
+        ), links=DRILL_LINK), 12, 9, no_value=NO_SUCCESS)
     lay.add(timeseries(
         "Inter-chunk gap p95 vs alert threshold",
-        "The alert's own expression (DESIGN §3, 10 min window, per target, all prompts and locations: "
-        "recording rule target:llm_stream_inter_chunk_gap_seconds:p95_rate10m) against the "
-        "LLMStreamGapP95High (warning) and LLMStreamGapP95Critical thresholds.",
+        "The 95th percentile of the pauses between streamed chunks over 10 minutes, per target "
+        "(and prober location, when there are several), against the warning (orange) and critical (red) alert thresholds. With every prompt and "
+        "location selected this is exactly the value the gap alerts evaluate. Good: well under "
+        "the orange line. Above it readers see the answer stutter; a sudden jump usually follows "
+        "a change on the network path (proxy buffering, load balancer: owner network/platform "
+        "team), a slow climb points to provider load. Click a series to drill down.",
         targets(
-            ('target:llm_stream_inter_chunk_gap_seconds:p95_rate10m{target=~"$target"}', "{{target}}"),
+            (recorded("target:llm_stream_inter_chunk_gap_seconds:p95_rate10m"), "{{target}} {{location}}"),
             ('vector($gap_p95_warning)', "warning threshold"),
             ('vector($gap_p95_critical)', "critical threshold"),
         ),
         overrides=[
             {"matcher": {"id": "byName", "options": "warning threshold"}, "properties": [
-                {"id": "color", "value": {"mode": "fixed", "fixedColor": "orange"}},
-                {"id": "custom.lineStyle", "value": {"fill": "dash", "dash": [10, 10]}},
-                {"id": "custom.fillOpacity", "value": 0}]},
+                {"id": "color", "value": {"mode": "fixed", "fixedColor": "orange"}}] + THRESHOLD_LINE},
             {"matcher": {"id": "byName", "options": "critical threshold"}, "properties": [
-                {"id": "color", "value": {"mode": "fixed", "fixedColor": "red"}},
-                {"id": "custom.lineStyle", "value": {"fill": "dash", "dash": [10, 10]}},
-                {"id": "custom.fillOpacity", "value": 0}]},
-        ], links=DRILL_LINK), 12, 9)
+                {"id": "color", "value": {"mode": "fixed", "fixedColor": "red"}}] + THRESHOLD_LINE},
+        ], links=DRILL_LINK), 12, 9, no_value=NO_SUCCESS)
 
     lay.row("Stalls and failures")
     lay.add(timeseries(
         "Stalls per minute",
-        "Gaps at or above the target's stall threshold, per minute.",
+        "Pauses between chunks at or above the target's stall threshold, per minute, per target. "
+        "Good: near 0. Many stalls on one target point to its provider or the path to it; stalls "
+        "on every target at once point to the prober's own network (owner: platform team). "
+        "Click a series to drill down.",
         targets((f'60 * sum by (target) (rate(llm_stream_stalls_total{{{SEL}}}[$__rate_interval]))', "{{target}}")),
-        unit="short", links=DRILL_LINK), 8, 8)
+        unit="short", links=DRILL_LINK), 8, 8, no_value=NO_STALL)
     lay.add(timeseries(
         "Stalled-probe ratio",
-        "Share of probes with at least one stall.",
+        "Share of probes with at least one stall, per target. Good: under a few percent; above "
+        "20 % (dashed line) the frequent-stalls alert fires and users regularly see answers "
+        "freeze mid-sentence. Click a series to drill down.",
         targets((f'sum by (target) (rate(llm_stream_stalled_probes_total{{{SEL}}}[$__rate_interval])) / sum by (target) (rate(llm_stream_probes_total{{{SEL}}}[$__rate_interval]))', "{{target}}")),
-        unit="percentunit", thresholds_=thresholds((0.2, "orange")), links=DRILL_LINK), 8, 8)
+        unit="percentunit", thresholds_=thresholds((0.2, "orange")), links=DRILL_LINK), 8, 8,
+        no_value=NO_STALL)
     lay.add(timeseries(
         "Failure ratio by reason",
-        "Failed probes by reason (DESIGN §3) as a share of all probes of the target.",
+        "Failed probes by reason as a share of all probes of the target. Good: empty or near 0. "
+        "http_4xx: credentials or request rejected (owner: whoever manages the API key); "
+        "http_429: rate limit or quota; http_5xx, upstream_error: the provider or gateway; "
+        "resolve/connect/tls: DNS, network or certificates (platform team); timeout_*: the "
+        "provider is overloaded or the path hangs. Click a series to drill down.",
         targets((f'sum by (target, reason) (rate(llm_stream_probe_failures_total{{{SEL}}}[$__rate_interval])) / on (target) group_left () sum by (target) (rate(llm_stream_probes_total{{{SEL}}}[$__rate_interval]))', "{{target}} {{reason}}")),
         unit="percentunit", stack=True, links=DRILL_LINK), 8, 8)
 
     lay.row("Freshness")
     lay.add(table(
         "Age of last success",
-        "Seconds since the last successful probe per target/prompt/location (from "
-        "llm_stream_last_probe_timestamp_seconds while llm_stream_last_probe_success is 1, "
-        "looking back 24h; empty = no success seen in 24h).",
+        "Seconds since the last successful probe, per target/prompt/location, looking back 24 h. "
+        "Good: about one probe interval. Orange after 5 minutes, red after 15 (when the "
+        "missing-probes alert fires): the endpoint fails every probe, or the exporter stopped "
+        "probing it. A row missing entirely had no success in 24 h. Click a row to drill down.",
         [target(f'time() - max by (target, prompt, location) (max_over_time((llm_stream_last_probe_timestamp_seconds{{{SEL}}} and llm_stream_last_probe_success{{{SEL}}} == 1)[24h:]))',
                 "{{target}} {{prompt}} {{location}}", fmt="table", instant=True)],
-        "s", thresholds((300, "orange"), (900, "red")), links=DRILL_LINK), 12, 8)
+        "s", thresholds((300, "orange"), (900, "red")), links=DRILL_ROW_LINK), 12, 8,
+        no_value="No successful probe in the last 24 h for this selection: see \"Last probe "
+                 "result\", or \"Exporter scrape status\" if that is empty too.")
     lay.add(state_timeline(
         "Last probe result",
-        "llm_stream_last_probe_success per target/prompt/location.",
+        "The result of the most recent probe of each target/prompt/location over time: green ok, "
+        "red failed. Good: all green. A red band that starts at the same time on every target "
+        "points to the prober's network or credentials; on one target, to that provider. "
+        "Click a row to drill down.",
         targets((f'max by (target, prompt, location) (llm_stream_last_probe_success{{{SEL}}})', "{{target}} {{prompt}} {{location}}")),
         mappings=[{"type": "value", "options": {"0": {"text": "failed", "color": "red"},
                                                 "1": {"text": "ok", "color": "green"}}}],
         thresholds_={"mode": "absolute", "steps": [{"color": "red", "value": None},
-                                                   {"color": "green", "value": 1}]}), 12, 8)
+                                                   {"color": "green", "value": 1}]},
+        links=DRILL_LINK), 12, 8)
 
-    variables = [
-        datasource_var(),
-        query_var("target", "Target", "label_values(llm_stream_last_probe_success, target)"),
-        query_var("prompt", "Prompt", 'label_values(llm_stream_last_probe_success{target=~"$target"}, prompt)'),
-        query_var("location", "Location", 'label_values(llm_stream_last_probe_success{target=~"$target"}, location)'),
+    variables = [datasource_var()] + scope_vars() + probe_vars(target_multi=True) + [
         constant_var("gap_p95_warning", "Gap p95 warning threshold (s)", ALERT_WARNING,
                      "Threshold of LLMStreamGapP95High; the helm chart sets it from prometheusRule.alerts."),
         constant_var("gap_p95_critical", "Gap p95 critical threshold (s)", ALERT_CRITICAL,
                      "Threshold of LLMStreamGapP95Critical; the helm chart sets it from prometheusRule.alerts."),
     ]
-    links = [{"title": "Target drill-down", "type": "link", "url": DRILL, "icon": "dashboard",
-              "keepTime": True, "includeVars": False, "asDropdown": False, "targetBlank": False,
-              "tags": [], "tooltip": ""}]
+    links = [dashboard_link("Target drill-down", DRILL,
+                            "One target in detail, with this dashboard's filters and time range")]
     return dashboard("llm-stream-overview", "LLM stream / Overview",
-                     "All probed LLM targets: time to first token, inter-chunk gaps against the "
-                     "alert threshold, stalls, failures and freshness (llm-stream-exporter).",
+                     "All probed LLM streaming endpoints: time to first token, pauses between "
+                     "chunks against the alert thresholds, stalls, failures and freshness "
+                     "(llm-stream-exporter). Start at the top: if \"Exporter scrape status\" "
+                     "shows an exporter down, the other panels are stale.",
                      variables, lay.done(), links)
 
 
 def drilldown():
     lay = Layout()
     lay.row("Verdict")
+    lay.add(exporter_status(), 4, 4, id_last=True, no_value=NO_EXPORTER)
+    lay.add(stat(
+        "Stall threshold",
+        "The target's configured stall threshold: a pause between chunks at least this long "
+        "counts as a stall. Set in the exporter's configuration (stall_threshold).",
+        targets((f'max(llm_stream_stall_threshold_seconds{{{SEL_T}}})', "threshold")),
+        unit="s"), 4, 4)
+    lay.add(stat(
+        "Probes (time range)",
+        "How many probes of the target (selected prompts, all results) completed in the time "
+        "range. It should match the configured interval; much lower means the exporter backs "
+        "off (rate limits) or was down.",
+        targets((f'sum(increase(llm_stream_probes_total{{{SEL}}}[$__range]))', "probes")),
+        unit="short"), 4, 4)
+    lay.add(info_table("Targets", TARGETS_DESCRIPTION, TARGETS_EXPR, TARGET_COLUMNS), 12, 4,
+            id_last=True)
     lay.add(state_timeline(
         "Diagnosis",
-        "The four shapes of DESIGN §7 per prompt (llm_stream_diagnosis): queue = TTFT high, gaps "
-        "tight; transport = gap tail fat (proxy buffering); long_answer = flat but long; "
-        "shared_capacity = wide spread across identical runs.",
+        "Which of four typical shapes the target's recent probes show, per prompt (orange = "
+        "holds). queue: time to first token high while the gaps stay tight, the provider queues "
+        "requests (owner: provider or model-serving capacity). transport: a fat tail of long "
+        "gaps while the median is fine, something on the path buffers the stream (owner: "
+        "network/proxy team). long_answer: flat, steady stream that is simply long, look at the "
+        "prompt or max tokens (owner: the application/prompt owner). shared_capacity: wide spread "
+        "between identical runs, the endpoint's capacity is shared with other load (owner: "
+        "provider). Good: nothing orange.",
         targets((f'max by (prompt, shape) (llm_stream_diagnosis{{{SEL}}})', "{{prompt}} {{shape}}")),
         mappings=[{"type": "value", "options": {"0": {"text": "-", "color": "transparent"},
                                                 "1": {"text": "holds", "color": "orange"}}}],
         thresholds_={"mode": "absolute", "steps": [{"color": "transparent", "value": None},
-                                                   {"color": "orange", "value": 1}]}), 18, 8)
-    lay.add(stat("Stall threshold", "llm_stream_stall_threshold_seconds of the target.",
-                 targets(('max(llm_stream_stall_threshold_seconds{target=~"$target"})', "threshold")),
-                 unit="s"), 6, 4)
-    lay.add(stat("Probes (time range)", "Probes of the target in the time range, all results.",
-                 targets((f'sum(increase(llm_stream_probes_total{{{SEL}}}[$__range]))', "probes")),
-                 unit="short"), 6, 4)
-    lay.add(info_table("Targets", TARGETS_DESCRIPTION, TARGETS_EXPR, TARGET_COLUMNS), 18, 4,
-            id_last=True)
+                                                   {"color": "orange", "value": 1}]}), 24, 8)
 
     lay.row("Gaps")
     lay.add({
         "type": "heatmap", "title": "Inter-chunk gap distribution",
-        "description": "Every gap between content chunks, per histogram bucket.",
+        "description": "Every pause between content chunks, per histogram bucket over time (darker "
+                       "= more gaps). Good: one tight band at the bottom. A second band of long "
+                       "gaps means chunks are held and released together (proxy or load balancer "
+                       "buffering: network/platform team); a band that drifts upward means the "
+                       "provider generates more slowly (provider).",
         "targets": [target(f'sum by (le) (increase(llm_stream_inter_chunk_gap_seconds_bucket{{{SEL}}}[$__rate_interval]))',
                            "{{le}}", fmt="heatmap")],
         "fieldConfig": {"defaults": {"unit": "s", "custom": {"hideFrom": {"legend": False, "tooltip": False, "viz": False},
@@ -414,96 +616,126 @@ def drilldown():
                     "cellValues": {"unit": "short"}, "legend": {"show": True},
                     "tooltip": {"mode": "single", "yHistogram": True, "showColorScale": False},
                     "filterValues": {"le": 1e-9}},
-    }, 12, 9)
+    }, 12, 9, no_value=NO_SUCCESS)
     lay.add(timeseries(
         "Gap p50 / p95 / p99 by prompt",
-        "Recording rules target_prompt_location:llm_stream_inter_chunk_gap_seconds:p*_rate5m, "
-        "with the target's stall threshold.",
+        "Percentiles of the pauses between chunks over 5 minutes, per prompt and location, with "
+        "the target's stall threshold (red dashed). Good: p95 well below the threshold. p99 "
+        "above it with a low p50 means occasional stalls (path or provider hiccups); everything "
+        "rising together means the provider generates slowly.",
         targets(
-            (f'target_prompt_location:llm_stream_inter_chunk_gap_seconds:p50_rate5m{{{SEL}}}', "{{prompt}} {{location}} p50"),
-            (f'target_prompt_location:llm_stream_inter_chunk_gap_seconds:p95_rate5m{{{SEL}}}', "{{prompt}} {{location}} p95"),
-            (f'target_prompt_location:llm_stream_inter_chunk_gap_seconds:p99_rate5m{{{SEL}}}', "{{prompt}} {{location}} p99"),
-            ('max(llm_stream_stall_threshold_seconds{target=~"$target"})', "stall threshold"),
+            (recorded("target_prompt_location:llm_stream_inter_chunk_gap_seconds:p50_rate5m"), "{{prompt}} {{location}} p50"),
+            (recorded("target_prompt_location:llm_stream_inter_chunk_gap_seconds:p95_rate5m"), "{{prompt}} {{location}} p95"),
+            (recorded("target_prompt_location:llm_stream_inter_chunk_gap_seconds:p99_rate5m"), "{{prompt}} {{location}} p99"),
+            (f'max(llm_stream_stall_threshold_seconds{{{SEL_T}}})', "stall threshold"),
         ),
         overrides=[{"matcher": {"id": "byName", "options": "stall threshold"}, "properties": [
-            {"id": "color", "value": {"mode": "fixed", "fixedColor": "red"}},
-            {"id": "custom.lineStyle", "value": {"fill": "dash", "dash": [10, 10]}},
-            {"id": "custom.fillOpacity", "value": 0}]}]), 12, 9)
+            {"id": "color", "value": {"mode": "fixed", "fixedColor": "red"}}] + THRESHOLD_LINE}]),
+        12, 9, no_value=NO_SUCCESS)
     lay.add(timeseries(
         "Per-stream gap p95 and max gap",
-        "One observation per probe: median of the streams' own gap p95, and p95 of the streams' "
-        "largest gap (llm_stream_probe_gap_p95_seconds, llm_stream_probe_max_gap_seconds).",
+        "Each probe contributes its own gap p95 and its largest gap: the median of the streams' "
+        "gap p95, and the 95th percentile of their largest gap. Tells one bad stream in many "
+        "(max gap high, median low: sporadic, often the path) from every stream being slow "
+        "(both high: the provider).",
         targets(
             (f'histogram_quantile(0.50, sum by (prompt, le) (rate(llm_stream_probe_gap_p95_seconds_bucket{{{SEL}}}[$__rate_interval])))', "{{prompt}} median stream gap p95"),
             (f'histogram_quantile(0.95, sum by (prompt, le) (rate(llm_stream_probe_max_gap_seconds_bucket{{{SEL}}}[$__rate_interval])))', "{{prompt}} p95 stream max gap"),
-        )), 12, 8)
+        )), 12, 8, no_value=NO_SUCCESS)
     lay.add(timeseries(
         "Stalls and stalled time per minute",
-        "Stalls (gaps >= stall threshold) per minute and seconds spent stalled per minute, by prompt.",
+        "Stalls (pauses at or above the stall threshold) per minute, and seconds spent stalled per "
+        "minute, by prompt. Good: near 0. Many short stalls suggest buffering on the path; few "
+        "long ones suggest the provider pausing generation.",
         targets(
             (f'60 * sum by (prompt) (rate(llm_stream_stalls_total{{{SEL}}}[$__rate_interval]))', "{{prompt}} stalls/min"),
             (f'60 * sum by (prompt) (rate(llm_stream_stall_seconds_total{{{SEL}}}[$__rate_interval]))', "{{prompt}} stalled s/min"),
-        ), unit="short"), 12, 8)
+        ), unit="short"), 12, 8, no_value=NO_STALL)
 
     lay.row("Clock")
     lay.add(timeseries(
         "Time to first token p50 / p95 / p99 by prompt",
-        "Recording rules target_prompt_location:llm_stream_time_to_first_token_seconds:p*_rate5m.",
+        "How long readers wait for the first words, over 5 minutes, per prompt and location. "
+        "Good: steady, p95 under the 5 s alert threshold. Long prompts take longer by nature; "
+        "a rise on every prompt at once points to provider queueing (owner: provider or "
+        "model-serving capacity). \"Phases\" shows which part grew.",
         targets(
-            (f'target_prompt_location:llm_stream_time_to_first_token_seconds:p50_rate5m{{{SEL}}}', "{{prompt}} {{location}} p50"),
-            (f'target_prompt_location:llm_stream_time_to_first_token_seconds:p95_rate5m{{{SEL}}}', "{{prompt}} {{location}} p95"),
-            (f'target_prompt_location:llm_stream_time_to_first_token_seconds:p99_rate5m{{{SEL}}}', "{{prompt}} {{location}} p99"),
-        )), 12, 8)
+            (recorded("target_prompt_location:llm_stream_time_to_first_token_seconds:p50_rate5m"), "{{prompt}} {{location}} p50"),
+            (recorded("target_prompt_location:llm_stream_time_to_first_token_seconds:p95_rate5m"), "{{prompt}} {{location}} p95"),
+            (recorded("target_prompt_location:llm_stream_time_to_first_token_seconds:p99_rate5m"), "{{prompt}} {{location}} p99"),
+        )), 12, 8, no_value=NO_SUCCESS)
     lay.add(timeseries(
         "Phases (mean per probe, stacked)",
-        "Mean seconds per probe spent in each phase of DESIGN §2 (resolve, connect, tls, request, "
-        "headers, first_token); stacked they add up to the mean time to first token.",
+        "Mean seconds per probe in each phase before the first token: resolve (DNS), connect "
+        "(TCP), tls (handshake), request (sending), headers (until the response headers) and "
+        "first_token (headers to first content). Stacked they add up to the mean time to first "
+        "token. resolve/connect/tls growing: DNS, network or certificates (platform team); "
+        "headers or first_token growing: the provider's queue or model (provider).",
         targets((f'sum by (phase) (rate(llm_stream_phase_seconds_sum{{{SEL}}}[$__rate_interval])) / on () group_left () sum(rate(llm_stream_time_to_first_token_seconds_count{{{SEL}}}[$__rate_interval]))', "{{phase}}")),
-        stack=True), 12, 8)
+        stack=True), 12, 8, no_value=NO_SUCCESS)
     lay.add(timeseries(
         "TTFT p95 by location",
-        "The second-host comparison: the same prompts probed from every node/zone (daemonset mode).",
+        "Time to first token p95 and gap p95 per prober location (node/zone), for the same "
+        "prompts. Good: all locations alike. Only some locations worse: their network path or "
+        "egress (platform team); all worse: the provider. A single unnamed line means one "
+        "prober without a location label.",
         targets(
             (f'histogram_quantile(0.95, sum by (location, le) (rate(llm_stream_time_to_first_token_seconds_bucket{{{SEL}}}[$__rate_interval])))', "{{location}} TTFT p95"),
             (f'histogram_quantile(0.95, sum by (location, le) (rate(llm_stream_inter_chunk_gap_seconds_bucket{{{SEL}}}[$__rate_interval])))', "{{location}} gap p95"),
-        )), 12, 8)
+        )), 12, 8, no_value=NO_SUCCESS)
     lay.add(timeseries(
         "Tail p50 / p95",
-        "Last content chunk to the end of the stream.",
+        "From the last content chunk to the end of the stream. Good: a few milliseconds. A long "
+        "tail means the server (or a proxy) holds the connection open after the answer, which "
+        "delays clients waiting for the end (provider or proxy owner).",
         targets(
             (f'histogram_quantile(0.50, sum by (prompt, le) (rate(llm_stream_tail_seconds_bucket{{{SEL}}}[$__rate_interval])))', "{{prompt}} p50"),
             (f'histogram_quantile(0.95, sum by (prompt, le) (rate(llm_stream_tail_seconds_bucket{{{SEL}}}[$__rate_interval])))', "{{prompt}} p95"),
-        )), 12, 8)
+        )), 12, 8, no_value=NO_SUCCESS)
 
     lay.row("Answer")
     lay.add(timeseries(
         "Duration p50 / p95",
-        "Start of the probe to the end of the stream.",
+        "From the start of the probe to the end of the stream, per prompt. Depends on the "
+        "answer's length: compare with \"Chunks and tokens per probe\" before blaming the "
+        "provider. Growing with the same token count: slower generation (provider).",
         targets(
             (f'histogram_quantile(0.50, sum by (prompt, le) (rate(llm_stream_duration_seconds_bucket{{{SEL}}}[$__rate_interval])))', "{{prompt}} p50"),
             (f'histogram_quantile(0.95, sum by (prompt, le) (rate(llm_stream_duration_seconds_bucket{{{SEL}}}[$__rate_interval])))', "{{prompt}} p95"),
-        )), 12, 8)
+        )), 12, 8, no_value=NO_SUCCESS)
     lay.add(timeseries(
         "Output tokens per second p50 / p10",
-        "Completion tokens / (last - first content chunk), when the server reports usage. "
-        "The low percentile is the one readers notice.",
+        "Generation speed as readers feel it: completion tokens divided by the time from the "
+        "first to the last content chunk, per prompt. The slow end (p10) is what readers notice. "
+        "Good: steady. Dropping: the provider is loaded or serves a slower model.",
         targets(
             (f'histogram_quantile(0.50, sum by (prompt, le) (rate(llm_stream_output_tokens_per_second_bucket{{{SEL}}}[$__rate_interval])))', "{{prompt}} p50"),
             (f'histogram_quantile(0.10, sum by (prompt, le) (rate(llm_stream_output_tokens_per_second_bucket{{{SEL}}}[$__rate_interval])))', "{{prompt}} p10"),
-        ), unit="short"), 12, 8)
+        ), unit="short"), 12, 8,
+        no_value="No token speed: the server does not report token usage in the stream for this "
+                 "target, or no probe succeeded (see \"Probes (time range)\").")
     lay.add(timeseries(
         "Finish reasons",
-        "finish_reason of the streams (stop, length, content_filter, ...).",
+        "Why the streams ended (stop, length, content_filter, ...), per probe interval. Good: "
+        "almost all stop. length: answers are cut at the token limit (prompt/application "
+        "owner); content_filter: the provider's filter intervened.",
         targets((f'sum by (reason) (increase(llm_stream_finish_reasons_total{{{SEL}}}[$__rate_interval]))', "{{reason}}")),
-        unit="short", stack=True), 8, 8)
+        unit="short", stack=True), 8, 8, no_value=NO_SUCCESS)
     lay.add(timeseries(
         "Failures by reason",
-        "Failed probes by reason (DESIGN §3).",
+        "Failed probes by reason. Good: empty. http_4xx: the API key or request is rejected "
+        "(credentials owner); http_429: rate limit or quota; http_5xx, upstream_error: provider "
+        "or gateway; resolve/connect/tls: DNS, network or certificates (platform team); "
+        "timeout_*: overloaded provider or a hanging path; truncated/protocol: the stream broke "
+        "or is malformed (proxy or provider).",
         targets((f'sum by (reason) (increase(llm_stream_probe_failures_total{{{SEL}}}[$__rate_interval]))', "{{reason}}")),
         unit="short", stack=True), 8, 8)
     lay.add(timeseries(
         "Chunks and tokens per probe",
-        "Content chunks, output and input tokens per probe (tokens from usage), and warmup probes discarded.",
+        "Content chunks, output and input tokens per probe (tokens when the server reports usage), "
+        "and warmup probes discarded. A change here explains a change in duration: longer "
+        "answers take longer. Many chunks per token is normal; very few chunks per answer "
+        "means something buffers the stream.",
         targets(
             (f'sum by (prompt) (rate(llm_stream_chunks_total{{{SEL}}}[$__rate_interval])) / sum by (prompt) (rate(llm_stream_probes_total{{{SEL}}}[$__rate_interval]))', "{{prompt}} chunks"),
             (f'sum by (prompt) (rate(llm_stream_output_tokens_total{{{SEL}}}[$__rate_interval])) / sum by (prompt) (rate(llm_stream_probes_total{{{SEL}}}[$__rate_interval]))', "{{prompt}} output tokens"),
@@ -511,19 +743,13 @@ def drilldown():
             (f'sum by (prompt) (increase(llm_stream_warmup_probes_total{{{SEL}}}[$__rate_interval]))', "{{prompt}} warmup probes"),
         ), unit="short"), 8, 8)
 
-    variables = [
-        datasource_var(),
-        query_var("target", "Target", "label_values(llm_stream_last_probe_success, target)",
-                  multi=False, include_all=False),
-        query_var("prompt", "Prompt", 'label_values(llm_stream_last_probe_success{target=~"$target"}, prompt)'),
-        query_var("location", "Location", 'label_values(llm_stream_last_probe_success{target=~"$target"}, location)'),
-    ]
-    links = [{"title": "Overview", "type": "link", "url": "/d/llm-stream-overview/llm-stream-overview",
-              "icon": "dashboard", "keepTime": True, "includeVars": False, "asDropdown": False,
-              "targetBlank": False, "tags": [], "tooltip": ""}]
+    variables = [datasource_var()] + scope_vars() + probe_vars(target_multi=False)
+    links = [dashboard_link("Overview", OVERVIEW,
+                            "Every target, with this dashboard's filters and time range")]
     return dashboard("llm-stream-target", "LLM stream / Target drill-down",
-                     "One target: gap distribution, per-stream gaps, phases, tail, duration, "
-                     "tokens/s, finish reasons and the diagnosis of DESIGN §7 (llm-stream-exporter).",
+                     "One probed LLM streaming endpoint in detail: the diagnosis of its shape, "
+                     "the gap distribution, per-stream gaps, the phases before the first token, "
+                     "tail, duration, tokens per second and finish reasons (llm-stream-exporter).",
                      variables, lay.done(), links)
 
 

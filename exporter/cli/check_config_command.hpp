@@ -34,6 +34,6 @@ int check_config_command(const std::string& path);
 std::string describe_target(const config::Target& target);
 
 // "path: ok (1 target, 3 prompts, 3 target×prompt series)".
-std::string summary_line(const std::string& path, const config::Config& config);
+std::string summary_line(const std::string& path, const config::Config& cfg);
 
 }  // namespace lse::cli

@@ -100,8 +100,9 @@ struct RowStore::Impl {
   Row find(std::string_view id) const {
     if (id.empty()) return nullptr;
     std::lock_guard lock(ring_mutex);
-    for (auto it = ring.rbegin(); it != ring.rend(); ++it)
-      if ((*it)->id == id) return *it;
+    const auto newest =
+        std::find_if(ring.rbegin(), ring.rend(), [&](const Row& row) { return row->id == id; });
+    if (newest != ring.rend()) return *newest;
     for (const auto& [target, row] : last)
       if (row->id == id) return row;
     return nullptr;

@@ -8,13 +8,30 @@ Fails (exit 1) when:
 - there is no `datasource` variable of type datasource/prometheus, or any panel,
   query or query variable is not on it (`${datasource}` / `$datasource`), or a
   datasource uid is hard-coded anywhere (also `__inputs` / `${DS_...}`);
-- the target/prompt/location variables are missing;
+- the variables are not datasource -> cluster -> job -> instance -> target ->
+  prompt/location, each a label_values query over an exporter metric, chained on
+  the variables before it, cluster/job/instance (and a multi-valued target) with
+  "All" = a regex that matches the empty value (".*": an absent label still matches);
+- a series selector of a panel query does not filter on cluster/job/instance
+  (`cluster=~"$cluster"`, ...), or on target/prompt/location where the metric has them;
+- a recording rule is read without a raw fallback: `rule{...} or on (<the rule's
+  labels>) (<the rule's expression, with the same matchers>)`, so that the panel
+  works where the rules are not loaded;
+- a panel lacks a description (>= 40 characters) or a "no data" hint
+  (fieldConfig.defaults.noValue), or any text of the dashboard refers to
+  internal documents ("DESIGN", "§", "issue N");
+- the dashboard has no link to the other dashboard with includeVars and keepTime,
+  or a link into a dashboard does not carry the datasource, cluster/job/instance,
+  the clicked target and the time range; on a dashboard of many targets (target
+  variable with "All"), a per-target graph or table has no such data link;
+- there is no stat panel at the top showing the exporters' scrape state (`up`);
 - a query names a metric that is not in DESIGN §3 or a recording rule of
   config/prometheus/ (histograms: _bucket/_sum/_count);
 - deploylib's metric list and the §3 table of docs/DESIGN.md differ, or
   ../shared/DESIGN.md (when present) names a metric deploylib does not know;
 - the overview lacks the "Targets" table of llm_stream_target_info;
-- a rate()/increase() window is not $__rate_interval (or $__range);
+- a rate()/increase() window is not $__rate_interval (or $__range), except inside a
+  recording rule's raw fallback, which repeats the rule's window;
 - a panel showing seconds (a *_seconds quantile or recording rule) is not in unit "s";
 - the hidden threshold constants differ from the alert thresholds;
 - grafana/build_dashboards.py would write something else (stale JSON).
@@ -30,6 +47,128 @@ import sys
 import deploylib as lib
 
 DS_REFS = {"${datasource}", "$datasource"}
+# Series Prometheus itself writes for every scrape target.
+PROMETHEUS_SERIES = {"up"}
+# The order of the variables, and what each query variable must be chained on.
+VARIABLE_CHAIN = [("cluster", []), ("job", ["cluster"]), ("instance", ["cluster", "job"]),
+                  ("target", ["cluster", "job", "instance"]),
+                  ("prompt", ["cluster", "job", "instance", "target"]),
+                  ("location", ["cluster", "job", "instance", "target"])]
+SCOPE_LABELS = ("cluster", "job", "instance")
+# Metrics without target/prompt labels (one series per exporter) and with a
+# target but no prompt label; every other metric is per probe series.
+EXPORTER_LEVEL = {"llm_stream_exporter_build_info", "llm_stream_exporter_config_last_reload_successful",
+                  "llm_stream_exporter_config_last_reload_success_timestamp_seconds",
+                  "llm_stream_row_write_errors_total"} | PROMETHEUS_SERIES
+TARGET_LEVEL = {"llm_stream_stall_threshold_seconds", "llm_stream_target_info", "llm_stream_backoffs_total"}
+INTERNAL_REFS = [(re.compile(r"DESIGN"), "DESIGN"), (re.compile("§"), "§"),
+                 (re.compile(r"\bissue\s*#?\d", re.I), "issue N")]
+MIN_DESCRIPTION = 40
+MATCHER = re.compile(r'([A-Za-z_][A-Za-z0-9_]*)\s*(=~|!~|!=|=)\s*"((?:\\.|[^"\\])*)"')
+# What a link into a dashboard must carry (any of the spellings).
+LINK_CARRIES = {
+    "datasource": ("var-datasource=", "${datasource:queryparam}"),
+    "cluster": ("var-cluster=", "${cluster:queryparam}"),
+    "job": ("var-job=", "${job:queryparam}"),
+    "instance": ("var-instance=", "${instance:queryparam}"),
+    "time range": ("${__url_time_range}", "from=${__from}"),
+}
+ROW_TARGET_REFS = ("${__field.labels.target}", "${__value.text}", "${__data.fields.target}")
+
+
+def selectors(expr):
+    """[(metric, {label: (op, value)}, start, end)] of the series selectors of expr."""
+    out = []
+    for name in lib.metric_names(expr):
+        for m in re.finditer(r"(?<![A-Za-z0-9_:.\"])" + re.escape(name) + r"(?![A-Za-z0-9_:])\s*(\{[^}]*\})?", expr):
+            if expr[m.end():].lstrip().startswith("("):
+                continue
+            matchers = {k: (op, v) for k, op, v in MATCHER.findall(m.group(1) or "")}
+            out.append((name, matchers, m.start(), m.end()))
+    return sorted(out, key=lambda x: x[2])
+
+
+def required_labels(metric):
+    if metric in EXPORTER_LEVEL:
+        return SCOPE_LABELS
+    if metric in TARGET_LEVEL:
+        return SCOPE_LABELS + ("target", "location")
+    return SCOPE_LABELS + ("target", "prompt", "location")
+
+
+def balanced(expr, start):
+    """The end (exclusive) of the parenthesised group opening at expr[start]."""
+    depth = 0
+    for i in range(start, len(expr)):
+        if expr[i] == "(":
+            depth += 1
+        elif expr[i] == ")":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+    return None
+
+
+def squash(expr):
+    """An expression without label matchers and whitespace, for comparing shapes."""
+    return re.sub(r"\s+", "", re.sub(r"\{[^}]*\}", "", expr))
+
+
+def recording_rule_exprs():
+    return {r["record"]: r["expr"] for r in lib.rules() if "record" in r}
+
+
+def check_fallbacks(where, expr, rules, err):
+    """Every recording-rule selector must be followed by its raw fallback (see the
+    docstring). Returns expr without the verified fallbacks (for the window check)."""
+    rest = expr
+    for name, matchers, start, end in reversed(selectors(expr)):
+        if name not in rules:
+            continue
+        m = re.compile(r"\s*or\s+on\s*\(([^)]*)\)\s*\(").match(expr, end)
+        if not m:
+            err(f"{where}: recording rule {name} has no raw fallback "
+                f"(`{name}{{...}} or on (labels) (<the rule's expression>)`)")
+            continue
+        close = balanced(expr, m.end() - 1)
+        fallback = expr[m.end():close - 1] if close else ""
+        rule = rules[name]
+        if squash(fallback) != squash(rule):
+            err(f"{where}: the raw fallback of {name} differs from the rule's expression "
+                f"{' '.join(rule.split())!r}")
+        by = re.search(r"\bby\s*\(([^)]*)\)", rule)
+        want = {x.strip() for x in by.group(1).split(",")} - {"le"} if by else set()
+        got = {x.strip() for x in m.group(1).split(",") if x.strip()}
+        if got != want:
+            err(f"{where}: `or on ({m.group(1)})` after {name} does not match the rule's labels {sorted(want)}")
+        for fname, fmatchers, *_ in selectors(fallback):
+            missing = {k: v for k, v in matchers.items() if fmatchers.get(k) != v}
+            if missing:
+                err(f"{where}: the raw fallback of {name} does not filter {fname} like the rule "
+                    f"series ({sorted(missing)})")
+        rest = rest[:start] + "FALLBACK" + rest[close:] if close else rest
+    return rest
+
+
+def panel_links(p):
+    links = list(p.get("links", []) or [])
+    fc = p.get("fieldConfig", {}) or {}
+    links += (fc.get("defaults", {}) or {}).get("links", []) or []
+    for o in fc.get("overrides", []) or []:
+        for prop in o.get("properties", []) or []:
+            if prop.get("id") == "links":
+                links += prop.get("value") or []
+    return links
+
+
+def check_link_url(where, url, err, needs_target):
+    if "/d/" not in url:
+        return
+    for what, spellings in LINK_CARRIES.items():
+        if not any(s in url for s in spellings):
+            err(f"{where}: link {url!r} does not carry {what}")
+    if needs_target and not any("var-target=" + ref in url for ref in ROW_TARGET_REFS):
+        err(f"{where}: link {url!r} does not carry the clicked target (var-target=${{__field.labels.target}} ...)")
 
 
 def walk(node, path="$"):
@@ -54,6 +193,9 @@ def check_dashboard(path, dash, allowed, errors):
     def err(msg):
         errors.append(f"{path.name}: {msg}")
 
+    allowed = set(allowed) | PROMETHEUS_SERIES
+    rules = recording_rule_exprs()
+
     if not dash.get("uid") or not re.fullmatch(r"[a-z0-9-]{1,40}", dash["uid"]):
         err(f"uid must be fixed, lower-case, <= 40 chars: {dash.get('uid')!r}")
     if not dash.get("title"):
@@ -67,9 +209,35 @@ def check_dashboard(path, dash, allowed, errors):
     ds = variables.get("datasource")
     if not ds or ds.get("type") != "datasource" or ds.get("query") != "prometheus":
         err("no `datasource` variable of type datasource with query prometheus")
-    for name in ("target", "prompt", "location"):
-        if name not in variables:
+    names = list(variables)
+    for name, chain in VARIABLE_CHAIN:
+        v = variables.get(name)
+        if not v:
             err(f"no `{name}` variable")
+            continue
+        q = lib.variable_query_text(v)
+        sel, label = lib.label_values_metric(q)
+        metrics = lib.metric_names(sel) if sel else set()
+        if v.get("type") != "query" or label != name or not any(x.startswith("llm_stream_") for x in metrics):
+            err(f"variable {name}: not label_values(<exporter metric>, {name}): {q!r}")
+        for dep in chain:
+            if f'{dep}=~"${dep}"' not in re.sub(r"\s+", "", q):
+                err(f"variable {name}: not chained on ${dep} ({dep}=~\"${dep}\" missing in {q!r})")
+            elif dep in names and names.index(dep) > names.index(name):
+                err(f"variable {name} comes before ${dep}, which it depends on")
+        all_required = name in SCOPE_LABELS or (name == "target" and v.get("multi"))
+        if all_required or v.get("includeAll"):
+            allv = v.get("allValue")
+            if not v.get("includeAll") or not isinstance(allv, str) or not allv:
+                err(f"variable {name}: needs includeAll with an allValue regex (\".*\")")
+            else:
+                try:
+                    if not re.fullmatch(allv, ""):
+                        err(f"variable {name}: allValue {allv!r} does not match an absent label")
+                except re.error:
+                    err(f"variable {name}: allValue {allv!r} is not a regex")
+    if names and names[0] != "datasource":
+        err("the datasource variable is not the first one")
     for v in variables.values():
         if v.get("type") == "query":
             d = v.get("datasource")
@@ -103,6 +271,24 @@ def check_dashboard(path, dash, allowed, errors):
             if not isinstance(td, dict) or td.get("uid") not in DS_REFS:
                 err(f"panel {p.get('id')} ref {t.get('refId')}: query datasource is {td!r}")
         exprs = [t.get("expr", "") for t in p.get("targets", []) or []]
+        if p.get("type") != "row":
+            what = f"panel {p.get('id')} {p.get('title')!r}"
+            if len((p.get("description") or "").strip()) < MIN_DESCRIPTION:
+                err(f"{what}: no description for its reader (>= {MIN_DESCRIPTION} characters)")
+            if not str((p.get("fieldConfig", {}).get("defaults", {}) or {}).get("noValue") or "").strip():
+                err(f"{what}: no \"no data\" hint (fieldConfig.defaults.noValue)")
+            for e in exprs:
+                for name, matchers, *_ in selectors(e):
+                    for label in required_labels(name):
+                        if matchers.get(label) != ("=~", f"${label}"):
+                            err(f"{what}: {name} does not filter on {label} ({label}=~\"${label}\")")
+            per_target = any(re.search(r"\b(by|on)\s*\([^)]*\btarget\b", e) for e in exprs)
+            multi_target = (variables.get("target") or {}).get("includeAll")
+            if multi_target and per_target and p.get("type") in ("timeseries", "table", "state-timeline") \
+                    and not any("/d/" in (l.get("url") or "") for l in panel_links(p)):
+                err(f"{what}: shows targets but has no data link to the target drill-down")
+            for i, link in enumerate(panel_links(p)):
+                check_link_url(f"{what} link {i}", link.get("url") or "", err, needs_target=True)
         seconds = any(
             re.search(r"histogram_quantile\([^,]+,.*_seconds_bucket", e)
             or re.search(r"^[a-z_]+:[a-z0-9_]*_seconds:", e) for e in exprs)
@@ -116,9 +302,34 @@ def check_dashboard(path, dash, allowed, errors):
         for name in sorted(lib.metric_names(expr)):
             if name not in allowed:
                 err(f"{where}: metric {name!r} is neither in DESIGN §3 nor a recording rule")
-        for m in re.finditer(r"\b(rate|increase|irate|delta)\s*\((.*?)\[([^\]]*)\]", expr):
+        rest = check_fallbacks(where, expr, rules, err)
+        for m in re.finditer(r"\b(rate|increase|irate|delta)\s*\((.*?)\[([^\]]*)\]", rest):
             if m.group(3) not in ("$__rate_interval", "$__range"):
                 err(f"{where}: {m.group(1)}() window [{m.group(3)}] is not $__rate_interval")
+
+    # Links between the dashboards.
+    others = [l for l in dash.get("links", []) or []
+              if "/d/" in (l.get("url") or "") and f"/d/{dash.get('uid')}/" not in l.get("url")]
+    if not others:
+        err("no dashboard link to the other llm-stream dashboard")
+    for l in others:
+        if not (l.get("includeVars") and l.get("keepTime")):
+            err(f"dashboard link {l.get('title')!r} does not keep the variables and time range "
+                "(includeVars, keepTime)")
+
+    # No references to documents a Grafana user does not have.
+    for where, key, value in walk(dash):
+        if isinstance(value, str):
+            for rx, what in INTERNAL_REFS:
+                if rx.search(value):
+                    err(f"{where}.{key}: internal reference {what!r} in {value[:80]!r}")
+
+    # The exporters' scrape state, at the top.
+    top = [p for p in lib.all_panels(dash) if p.get("type") == "stat"
+           and (p.get("gridPos") or {}).get("y", 99) <= 1
+           and any("up" in lib.metric_names(t.get("expr", "")) for t in p.get("targets", []) or [])]
+    if not top:
+        err("no stat panel at the top showing the exporters' scrape state (up)")
 
     for var, alert in (("gap_p95_warning", "LLMStreamGapP95High"),
                        ("gap_p95_critical", "LLMStreamGapP95Critical")):

@@ -11,9 +11,20 @@ Fails (exit 1) when:
   runbook_url whose #anchor is a heading of docs/runbook.md, or docs/runbook.md
   has no entry for it, or its threshold is not in the runbook's threshold table;
 - one of the alerts the issue asks for is missing, or the gap p95 alerts do not
-  use the canonical expression of DESIGN §3;
+  use the canonical expression of DESIGN §3 (per target, kept per topology, on
+  the quantile window [10m]);
+- an aggregation (sum/min/max/avg/count/... by or without) drops one of the
+  topology labels namespace, cluster, node, location (a `by` list lacks one, a
+  `without` list names one, or there is no grouping at all), or an alert's
+  description does not name the node and location ($labels.node/.location;
+  an absent() alert at least the words);
+- a probe alert (group *.probes) uses a window other than the quantile window
+  [10m] (histogram_quantile) or the ratio window [15m] (the rest), the values of
+  the formula at the default interval (docs/runbook.md#alert-windows), or an
+  exporter alert does not select the job with job=~"llm-stream-exporter";
 - tests/deploy/rules_test.yaml does not show every alert both firing and not
-  firing, or feeds a quantile alert no _bucket series.
+  firing, feeds a quantile alert no _bucket series, or shows LLMStreamGapP95High
+  and LLMStreamProbesFailing nowhere firing for one node of two that differ.
 
 Usage: python3 tests/deploy/check_rules.py [--rules-dir DIR] [--runbook FILE] [--rules-test FILE]
 """
@@ -26,8 +37,15 @@ import yaml
 
 import deploylib as lib
 
-CANONICAL = ("histogram_quantile(0.95, sum by (target, le) "
-             "(rate(llm_stream_inter_chunk_gap_seconds_bucket[10m])))")
+TOPOLOGY = {"namespace", "cluster", "node", "location"}
+# DESIGN §3: histogram_quantile(0.95, sum by (target, le) (rate(..._bucket[10m]))),
+# here with the topology labels added to the `by` list.
+CANONICAL = re.compile(r"histogram_quantile\(0\.95, sum by \(([^)]*)\) "
+                       r"\(rate\(llm_stream_inter_chunk_gap_seconds_bucket\[10m\]\)\)\)")
+AGGREGATIONS = r"sum|min|max|avg|count|group|stddev|stdvar|topk|bottomk|quantile|count_values"
+DEFAULT_JOB = 'job=~"llm-stream-exporter"'
+# alerts that must be shown firing for one node of two in rules_test.yaml
+NODE_TESTS = ("LLMStreamGapP95High", "LLMStreamProbesFailing")
 REQUIRED_ALERTS = {
     "LLMStreamGapP95High": "warning",
     "LLMStreamGapP95Critical": "critical",
@@ -35,8 +53,47 @@ REQUIRED_ALERTS = {
     "LLMStreamTTFTP95High": None,
     "LLMStreamProbesFailing": None,
     "LLMStreamProbesMissing": None,
+    "LLMStreamProbesStale": None,
+    "LLMStreamExporterAbsent": "critical",
+    "LLMStreamExporterDown": "critical",
     "LLMStreamConfigReloadFailed": None,
 }
+
+
+def aggregations(expr):
+    """[(operator, 'by'|'without'|None, {labels})] of every aggregation, with the
+    grouping written before or after the argument."""
+    out = []
+    for m in re.finditer(rf"\b({AGGREGATIONS})\s*(?=\(|\bby\b|\bwithout\b)", expr):
+        rest = expr[m.end():]
+        g = re.match(r"(by|without)\s*\(([^)]*)\)", rest)
+        if not g:
+            # "sum (x) by (a)": skip the argument to its matching parenthesis
+            depth, i = 0, 0
+            for i, c in enumerate(rest):
+                depth += c == "("
+                depth -= c == ")"
+                if depth == 0:
+                    break
+            g = re.match(r"\s*(by|without)\s*\(([^)]*)\)", rest[i + 1:])
+        if g:
+            out.append((m.group(1), g.group(1), {x.strip() for x in g.group(2).split(",")} - {""}))
+        else:
+            out.append((m.group(1), None, set()))
+    return out
+
+
+def topology_errors(name, expr):
+    errs = []
+    for op, kind, labels in aggregations(expr):
+        if kind == "by" and not TOPOLOGY <= labels:
+            errs.append(f"{name}: `{op} by ({', '.join(sorted(labels))})` drops the topology labels "
+                        f"{sorted(TOPOLOGY - labels)}: keep namespace, cluster, node, location")
+        elif kind == "without" and TOPOLOGY & labels:
+            errs.append(f"{name}: `{op} without (...)` drops the topology labels {sorted(TOPOLOGY & labels)}")
+        elif kind is None:
+            errs.append(f"{name}: `{op}(...)` without by/without drops the topology labels")
+    return errs
 
 
 def github_anchor(heading):
@@ -64,7 +121,7 @@ def main():
 
     rules = lib.rules()
     recorded = lib.recorded_names()
-    allowed = lib.exposed_series_names() | recorded
+    allowed = lib.exposed_series_names() | recorded | {"up"}
     runbook = pathlib.Path(args.runbook).read_text()
     headings = {github_anchor(m.group(1)): m.group(1)
                 for m in re.finditer(r"^#{2,3}\s+(.+?)\s*$", runbook, re.M)}
@@ -80,6 +137,8 @@ def main():
         for m in sorted(lib.metric_names(expr)):
             if m not in allowed:
                 err(f"{name}: expression names {m!r}, neither DESIGN §3 nor a recording rule")
+        for e in topology_errors(name, expr):
+            err(e)
         if "record" in r:
             parts = name.split(":")
             if len(parts) != 3 or not all(re.fullmatch(r"[a-z][a-z0-9_]*", p) for p in parts):
@@ -88,8 +147,11 @@ def main():
             level, metric, ops = parts
             groupings = [set(x.strip() for x in g.split(",")) - {"le", ""}
                          for g in re.findall(r"\bby\s*\(([^)]*)\)", expr)]
-            if not groupings or any(g != set(level.split("_")) - {""} for g in groupings):
-                # level names are label names joined by "_"; labels here contain no "_"
+            # level names are label names joined by "_" (labels here contain no "_"):
+            # the labels that identify the series; the topology labels are kept by
+            # every rule and may be named or not.
+            if not groupings or any(g - TOPOLOGY != set(level.split("_")) - {""} - TOPOLOGY
+                                    or not set(level.split("_")) <= g for g in groupings):
                 err(f"{name}: level {level!r} does not match the aggregation labels {groupings}")
             used = {base_metric(m) for m in lib.metric_names(expr)}
             stem = {m[:-len('_total')] if m.endswith('_total') else m for m in used}
@@ -117,6 +179,20 @@ def main():
                 err(f"{name}: no runbook entry (heading '## {name}') in docs/runbook.md")
             if not r.get("for"):
                 err(f"{name}: no `for` (alerts should not fire on one evaluation)")
+            desc = ann.get("description", "")
+            if "absent(" in expr:
+                if not ("node" in desc and "location" in desc):
+                    err(f"{name}: description does not mention node and location")
+            elif not ("$labels.node" in desc and "$labels.location" in desc):
+                err(f"{name}: description does not name $labels.node and $labels.location")
+            ranges = set(re.findall(r"\[([^\]]+)\]", expr))
+            if r["_group"].endswith(".probes"):
+                want = {"10m"} if "histogram_quantile" in expr else {"15m"}
+                if ranges and ranges != want:
+                    err(f"{name}: window {sorted(ranges)} is not the {'quantile' if want == {'10m'} else 'ratio'} "
+                        f"window [{min(want)}] of the default interval (docs/runbook.md#alert-windows)")
+            elif re.search(r"\bup\b", expr) and DEFAULT_JOB not in expr:
+                err(f"{name}: does not select the exporter's job with {DEFAULT_JOB} (the chart fills it in)")
             m = re.search(r">\s*([-+0-9.eE]+)\s*$", expr.strip())
             if m and not re.search(rf"\|\s*`?{name}`?\s*\|[^\n]*{re.escape(m.group(1))}", runbook):
                 err(f"{name}: threshold {m.group(1)} is not in the runbook's threshold table")
@@ -125,8 +201,16 @@ def main():
         if a not in alerts:
             err(f"required alert {a} is missing")
     for a in ("LLMStreamGapP95High", "LLMStreamGapP95Critical"):
-        if a in alerts and CANONICAL not in " ".join(alerts[a]["expr"].split()):
-            err(f"{a}: does not use the canonical expression {CANONICAL}")
+        m = CANONICAL.search(" ".join(alerts[a]["expr"].split())) if a in alerts else None
+        if a in alerts and (not m or {x.strip() for x in m.group(1).split(",")} != TOPOLOGY | {"target", "le"}):
+            err(f"{a}: does not use the canonical expression histogram_quantile(0.95, sum by "
+                f"(namespace, cluster, node, location, target, le) (rate(llm_stream_inter_chunk_gap_seconds_bucket[10m])))")
+    if "LLMStreamProbesStale" in alerts and "llm_stream_last_probe_timestamp_seconds" not in alerts["LLMStreamProbesStale"]["expr"]:
+        err("LLMStreamProbesStale: must read llm_stream_last_probe_timestamp_seconds")
+    if "LLMStreamExporterAbsent" in alerts and not re.search(r"absent\(\s*up\{", alerts["LLMStreamExporterAbsent"]["expr"]):
+        err("LLMStreamExporterAbsent: must be absent(up{job=~...})")
+    if "LLMStreamExporterDown" in alerts and not re.search(r"\bup\{[^}]*\}\s*==\s*0", alerts["LLMStreamExporterDown"]["expr"]):
+        err("LLMStreamExporterDown: must be up{job=~...} == 0")
     if "LLMStreamProbesMissing" in alerts and not re.search(
             r"llm_stream_(probes_total|last_probe_timestamp_seconds|last_probe_success)",
             alerts["LLMStreamProbesMissing"]["expr"]):
@@ -139,14 +223,21 @@ def main():
     for p in sorted(lib.RULES_DIR.glob("*.yml")):
         if p.resolve() not in files:
             err(f"rules_test.yaml does not load {p.name}")
-    firing, quiet = set(), set()
+    firing, quiet, one_node = set(), set(), set()
     for t in test.get("tests", []):
         series = " ".join(s["series"] for s in t.get("input_series", []))
+        nodes = set(re.findall(r'\bnode="([^"]*)"', series))
         for case in t.get("alert_rule_test", []):
             (firing if case.get("exp_alerts") else quiet).add(case["alertname"])
+            fired = {(e.get("exp_labels") or {}).get("node") for e in case.get("exp_alerts") or []}
+            if len(nodes) >= 2 and fired and None not in fired and len(fired) < len(nodes):
+                one_node.add(case["alertname"])
             a = alerts.get(case["alertname"])
             if a and "histogram_quantile" in a["expr"] and "_bucket{" not in series:
                 err(f"rules_test: {case['alertname']} is not fed _bucket series")
+    for a in NODE_TESTS:
+        if a in alerts and a not in one_node:
+            err(f"rules_test: {a} is never shown firing for one node of two (node labels differ)")
     for a in alerts:
         if a not in firing:
             err(f"rules_test: {a} is never shown firing")

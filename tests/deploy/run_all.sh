@@ -9,6 +9,7 @@
 #   rules-check promtool check rules config/prometheus/*.yml
 #   rules-test  promtool test rules tests/deploy/rules_test.yaml
 #   rules-lint  check_rules.py (names, annotations, runbook anchors, test coverage)
+#   rule-windows check_rule_windows.py (chart windows from the probe interval, job matcher)
 #   dashboards  check_dashboards.py
 #   docs        check_docs.py (sections, YAML blocks, promtool on scrape configs, links)
 #   renderer    go test of tests/deploy/helmrender (Helm's values merging and functions)
@@ -41,6 +42,7 @@ run_check() {
     rules-check) promtool check rules config/prometheus/*.yml ;;
     rules-test)  promtool test rules "$here/rules_test.yaml" ;;
     rules-lint)  "$py" "$here/check_rules.py" ;;
+    rule-windows) "$py" "$here/check_rule_windows.py" ;;
     dashboards)  "$py" "$here/check_dashboards.py" ;;
     docs)        "$py" "$here/check_docs.py" ;;
     renderer)    (cd "$here/helmrender" \
@@ -56,7 +58,7 @@ run_check() {
 }
 
 checks=("$@")
-[ ${#checks[@]} -eq 0 ] && checks=(sync rules-check rules-test rules-lint dashboards docs renderer chart dockerfile mutations)
+[ ${#checks[@]} -eq 0 ] && checks=(sync rules-check rules-test rules-lint rule-windows dashboards docs renderer chart dockerfile mutations)
 passed=0; failed=0; failures=()
 for c in "${checks[@]}"; do
   echo "=== $c"

@@ -130,6 +130,35 @@ class ChartMutations(unittest.TestCase):
                     r"FAIL negative bearer-token-env.yaml: rendering fails")
 
 
+class ChartBinaryMutations(unittest.TestCase):
+    """validate_chart.py runs the real exporter on what the chart renders."""
+    setUpClass = ChartMutations.__dict__["setUpClass"]
+    tearDownClass = ChartMutations.__dict__["tearDownClass"]
+    mutate = ChartMutations.mutate
+
+    def setUp(self):
+        if not validate_chart.find_exporter(wait=60):
+            self.skipTest("no llm_stream_exporter binary (build it, or set LSE_EXPORTER)")
+
+    def test_unknown_extra_arg(self):
+        self.mutate("ci/standalone-full-values.yaml", 'extraArgs: ["--web.enable-lifecycle"]',
+                    'extraArgs: ["--web.max-requests=40"]',
+                    r"FAIL ci/standalone-full-values.yaml: the container args pass .*\(exit 2\):\n.*--web.max-requests=40")
+
+    def test_probe_scheme_ignores_tls(self):
+        self.mutate("templates/_helpers.tpl", 'ternary "HTTPS" "HTTP"', 'ternary "HTTP" "HTTP"',
+                    r"FAIL scenario tls-only-route-prefix .*livenessProbe scheme HTTPS")
+
+    def test_scrape_timeout_guard_removed(self):
+        self.mutate("templates/_helpers.tpl", "{{- if and $m.interval $m.scrapeTimeout -}}", "{{- if false -}}",
+                    r"FAIL refused: serviceMonitor scrapeTimeout > interval")
+
+    def test_config_check_config_refuses(self):
+        self.mutate("ci/standalone-values.yaml", "      api: openai-chat\n", "      api: openai-chatt\n",
+                    r"FAIL ci/standalone-values.yaml: llm_stream_exporter check-config --no-env-check passes "
+                    r"on the rendered config.yaml \(exit 2\)")
+
+
 class DashboardMutations(unittest.TestCase):
     """check_dashboards.check_dashboard on broken copies of the overview."""
 
@@ -211,6 +240,68 @@ class DashboardMutations(unittest.TestCase):
         def m(d):
             [v for v in d["templating"]["list"] if v["name"] == "gap_p95_warning"][0]["query"] = "0.3"
         self.assertIn("differs from LLMStreamGapP95High", self.errors(m))
+
+    # Variables, filters, recording-rule fallbacks, descriptions, links (check_dashboards).
+    def test_variable_not_chained(self):
+        def m(d):
+            v = [v for v in d["templating"]["list"] if v["name"] == "instance"][0]
+            v["query"]["query"] = v["definition"] = "label_values(llm_stream_exporter_build_info, instance)"
+        self.assertIn("variable instance: not chained on $job", self.errors(m))
+
+    def test_all_value_not_matching_absent_label(self):
+        def m(d):
+            [v for v in d["templating"]["list"] if v["name"] == "cluster"][0]["allValue"] = ".+"
+        self.assertIn("variable cluster: allValue '.+' does not match an absent label", self.errors(m))
+
+    def test_query_without_instance_filter(self):
+        def m(d):
+            t = self.panel(d, "Stalls per minute")["targets"][0]
+            t["expr"] = t["expr"].replace('instance=~"$instance", ', "")
+        self.assertIn("llm_stream_stalls_total does not filter on instance", self.errors(m))
+
+    def test_recording_rule_without_fallback(self):
+        def m(d):
+            t = self.panel(d, "Inter-chunk gap p95 vs alert threshold")["targets"][0]
+            t["expr"] = t["expr"].split(" or on ")[0]
+        self.assertIn("p95_rate10m has no raw fallback", self.errors(m))
+
+    def test_fallback_differs_from_rule(self):
+        def m(d):
+            t = self.panel(d, "Inter-chunk gap p95 vs alert threshold")["targets"][0]
+            t["expr"] = t["expr"].replace("[10m]", "[5m]")
+        self.assertIn("the raw fallback of target:llm_stream_inter_chunk_gap_seconds:p95_rate10m differs", self.errors(m))
+
+    def test_description_missing_or_internal(self):
+        self.assertIn("'Stalls per minute': no description",
+                      self.errors(lambda d: self.panel(d, "Stalls per minute").update(description="")))
+        self.assertIn("internal reference 'DESIGN'", self.errors(
+            lambda d: self.panel(d, "Stalls per minute").update(description="See DESIGN for the meaning of stalls here.")))
+
+    def test_no_value_hint_missing(self):
+        def m(d):
+            del self.panel(d, "Stalls per minute")["fieldConfig"]["defaults"]["noValue"]
+        self.assertIn("'Stalls per minute': no \"no data\" hint", self.errors(m))
+
+    def test_drill_link_drops_instance(self):
+        def m(d):
+            for link in self.panel(d, "Stalls per minute")["fieldConfig"]["defaults"]["links"]:
+                link["url"] = link["url"].replace("&${instance:queryparam}", "")
+        self.assertRegex(self.errors(m), r"'Stalls per minute' link 0: link .* does not carry instance")
+
+    def test_per_target_panel_without_drill_link(self):
+        def m(d):
+            del self.panel(d, "Stalls per minute")["fieldConfig"]["defaults"]["links"]
+        self.assertIn("'Stalls per minute': shows targets but has no data link", self.errors(m))
+
+    def test_dashboard_link_without_variables(self):
+        def m(d):
+            d["links"][0]["includeVars"] = False
+        self.assertIn("does not keep the variables and time range", self.errors(m))
+
+    def test_no_exporter_status(self):
+        def m(d):
+            d["panels"] = [p for p in d["panels"] if p.get("title") != "Exporter scrape status"]
+        self.assertIn("no stat panel at the top showing the exporters' scrape state", self.errors(m))
 
 
 class MetricListMutations(unittest.TestCase):
@@ -360,8 +451,9 @@ class RuleMutations(unittest.TestCase):
         self.assertIn("not level:metric:operations", out)
 
     def test_recording_rule_level(self):
-        self.edit("recording_rules.yml", "sum by (target, prompt, location) (rate(llm_stream_stalls_total[5m]))",
-                  "sum by (target, location) (rate(llm_stream_stalls_total[5m]))")
+        self.edit("recording_rules.yml",
+                  "sum by (namespace, cluster, node, location, target, prompt) (rate(llm_stream_stalls_total[5m]))",
+                  "sum by (namespace, cluster, node, location, target) (rate(llm_stream_stalls_total[5m]))")
         code, out = self.lint()
         self.assertIn("does not match the aggregation labels", out)
 
@@ -384,6 +476,92 @@ class RuleMutations(unittest.TestCase):
         test.write_text(text)
         code, out = self.lint()
         self.assertIn("LLMStreamConfigReloadFailed is never shown not firing", out)
+
+    # -- alerts of the exporter itself, windows, topology (issue: first-class exporter)
+    def test_aggregation_drops_topology(self):
+        self.edit("alerting_rules.yml", "sum by (namespace, cluster, node, location, target, le) "
+                  "(rate(llm_stream_time_to_first_token_seconds_bucket",
+                  "sum by (target, le) (rate(llm_stream_time_to_first_token_seconds_bucket")
+        code, out = self.lint()
+        self.assertNotEqual(code, 0)
+        self.assertIn("LLMStreamTTFTP95High: `sum by (le, target)` drops the topology labels", out)
+
+    def test_recording_without_drops_node(self):
+        self.edit("recording_rules.yml",
+                  "sum by (namespace, cluster, node, location, target, prompt) (rate(llm_stream_stalls_total[5m]))",
+                  "sum without (node, instance) (rate(llm_stream_stalls_total[5m]))")
+        code, out = self.lint()
+        self.assertIn("`sum without (...)` drops the topology labels ['node']", out)
+
+    def test_description_without_node(self):
+        self.edit("alerting_rules.yml", 'Scrapes of {{ $labels.instance }} (job {{ $labels.job }}, node {{ or $labels.node "-" }},',
+                  "Scrapes of {{ $labels.instance }} (job {{ $labels.job }},")
+        code, out = self.lint()
+        self.assertIn("LLMStreamExporterDown: description does not name $labels.node and $labels.location", out)
+
+    def test_fixed_window_not_formula(self):
+        self.edit("alerting_rules.yml", 'rate(llm_stream_probes_total{result="failure"}[15m])',
+                  'rate(llm_stream_probes_total{result="failure"}[20m])')
+        code, out = self.lint()
+        self.assertIn("LLMStreamProbesFailing: window ['15m', '20m'] is not the ratio window [15m]", out)
+
+    def test_new_alert_without_test(self):
+        test = self.tmp / "rules_test.yaml"
+        text = test.read_text()
+        self.assertIn("alertname: LLMStreamProbesStale", text)
+        test.write_text(text.replace("alertname: LLMStreamProbesStale", "alertname: LLMStreamProbesStaleX"))
+        code, out = self.lint()
+        self.assertIn("LLMStreamProbesStale is never shown firing", out)
+        self.assertIn("LLMStreamProbesStale is never shown not firing", out)
+
+    def test_no_one_bad_node_test(self):
+        test = self.tmp / "rules_test.yaml"
+        text = test.read_text()
+        self.assertIn("node: node-b, location: zone-1/node-b, target: shared}", text)
+        test.write_text(text.replace('node="node-b",location="zone-1/node-b",target="shared"',
+                                     'node="node-a",location="zone-1/node-a",target="shared"'))
+        code, out = self.lint()
+        self.assertIn("LLMStreamGapP95High is never shown firing for one node of two", out)
+
+    def test_runbook_entry_missing(self):
+        runbook = self.tmp / "runbook.md"
+        text = (REPO / "docs" / "runbook.md").read_text()
+        self.assertIn("## LLMStreamExporterAbsent\n", text)
+        runbook.write_text(text.replace("## LLMStreamExporterAbsent\n", "## Exporter absent\n"))
+        code, out = run([PY, str(HERE / "check_rules.py"), "--rules-dir", str(self.rules),
+                         "--rules-test", str(self.tmp / "rules_test.yaml"), "--runbook", str(runbook)])
+        self.assertNotEqual(code, 0)
+        self.assertIn("LLMStreamExporterAbsent: runbook anchor #llmstreamexporterabsent is not a heading", out)
+
+    def test_promtool_catches_an_exporter_job_change(self):
+        if not shutil.which("promtool"):
+            self.skipTest("promtool not installed")
+        self.edit("alerting_rules.yml", 'expr: up{job=~"llm-stream-exporter"} == 0', 'expr: up{job=~"lse"} == 0')
+        code, out = run(["promtool", "test", "rules", str(self.tmp / "rules_test.yaml")])
+        self.assertNotEqual(code, 0)
+        self.assertIn("LLMStreamExporterDown", out)
+        code, out = self.lint()
+        self.assertIn('LLMStreamExporterDown: does not select the exporter\'s job', out)
+
+
+class RuleWindowMutations(unittest.TestCase):
+    """check_rule_windows.py on a chart whose template ignores the interval."""
+
+    def test_window_ignores_interval(self):
+        tmp = pathlib.Path(tempfile.mkdtemp(prefix="lse-mut-windows-"))
+        self.addCleanup(shutil.rmtree, tmp, ignore_errors=True)
+        chart = tmp / "chart"
+        shutil.copytree(CHART, chart)
+        p = chart / "templates" / "prometheusrule.yaml"
+        text = p.read_text()
+        old = '(max 600 (div (mul 600 $I) 60))'
+        self.assertIn(old, text)
+        p.write_text(text.replace(old, "600", 1))
+        renderer = validate_chart.build_renderer(tmp)
+        code, out = run([PY, str(HERE / "check_rule_windows.py"), "--renderer", renderer, "--chart", str(chart)])
+        self.assertNotEqual(code, 0, out)
+        self.assertIn("FAIL interval 5m: LLMStreamGapP95High window [50m] (got ['10m'])", out)
+        self.assertNotIn("FAIL interval 5m: LLMStreamStallsFrequent", out)
 
 
 class DockerfileMutations(unittest.TestCase):

@@ -38,6 +38,7 @@ Checks, each failing the run:
 Usage: python3 tests/deploy/validate_chart.py [--renderer PATH] [--keep DIR] [--chart DIR] [-v]
 """
 import argparse
+import base64
 import copy
 import hashlib
 import json
@@ -48,6 +49,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
+import urllib.parse
 
 import jsonschema
 import yaml
@@ -63,6 +66,7 @@ KIND_SCHEMAS = {
     ("apps/v1", "DaemonSet"): "daemonset-apps-v1.json",
     ("v1", "Service"): "service-v1.json",
     ("v1", "ConfigMap"): "configmap-v1.json",
+    ("v1", "Secret"): "secret-v1.json",
     ("v1", "ServiceAccount"): "serviceaccount-v1.json",
     ("v1", "Pod"): "pod-v1.json",
     ("policy/v1", "PodDisruptionBudget"): "poddisruptionbudget-policy-v1.json",
@@ -207,7 +211,7 @@ def effective(pod_sc, c_sc, key):
     return (pod_sc or {}).get(key)
 
 
-def check_pod(f, where, meta, spec, ctx):
+def check_pod(f, where, meta, spec, ctx, values=None):
     psc = spec.get("securityContext", {}) or {}
     f.check(spec.get("automountServiceAccountToken") is False,
             f"{ctx} {where}: automountServiceAccountToken false")
@@ -253,13 +257,25 @@ def check_pod(f, where, meta, spec, ctx):
     c = exporters[0]
     w = f"{ctx} {where} {EXPORTER}"
     ports = {p.get("name"): p["containerPort"] for p in c.get("ports", [])}
+    web = web_expectations(values or {})
     for probe, path in (("livenessProbe", "/-/healthy"), ("readinessProbe", "/-/ready")):
+        path = web["prefix"] + path
+        if web["auth"]:  # the kubelet cannot authenticate: a TCP check
+            tcp = (c.get(probe) or {}).get("tcpSocket") or {}
+            f.check("httpGet" not in (c.get(probe) or {}) and (tcp.get("port") in ports or tcp.get("port") in ports.values()),
+                    f"{w}: {probe} is a TCP check on the exporter's port (web config asks for authentication)")
+            continue
         hg = (c.get(probe) or {}).get("httpGet") or {}
         f.check(hg.get("path") == path, f"{w}: {probe} GET {path} ({hg.get('path')})")
         f.check(hg.get("port") in ports or hg.get("port") in ports.values(),
                 f"{w}: {probe} on the exporter's port ({hg.get('port')})")
-    f.check(c.get("args", [])[:2] == ["serve", "--config=/etc/llm-stream-exporter/config.yaml"],
-            f"{w}: args serve --config=/etc/llm-stream-exporter/config.yaml")
+        scheme = "HTTPS" if web["tls"] else "HTTP"
+        f.check(hg.get("scheme", "HTTP") == scheme, f"{w}: {probe} scheme {scheme} ({hg.get('scheme')})")
+    a = c.get("args", [])
+    f.check(a[2:4] == ["serve", "--config.file=/etc/llm-stream-exporter/config.yaml"]
+            and all(x.startswith("--log.") for x in a[:2]),
+            f"{w}: args --log.level, --log.format (program flags first), serve --config.file=/etc/llm-stream-exporter/config.yaml")
+    f.check(not any(a.startswith("--config=") for a in c.get("args", [])), f"{w}: no --config= (--config.file=)")
     mounts = {m["mountPath"]: m for m in c.get("volumeMounts", [])}
     cfg = mounts.get("/etc/llm-stream-exporter")
     f.check(cfg is not None and cfg.get("readOnly") is True, f"{w}: config mounted read-only")
@@ -272,7 +288,84 @@ def check_pod(f, where, meta, spec, ctx):
             == "spec.nodeName", f"{w}: NODE_NAME from the downward API")
     secret_paths = [m["mountPath"] for m in c.get("volumeMounts", [])
                     if "secret" in vols.get(m["name"], {})]
-    return {"secret_paths": secret_paths, "configmap": vols[cfg["name"]]["configMap"]["name"] if cfg else None}
+    # --web.* flags and the web config follow the values
+    args = c.get("args", [])
+    wcf = [a.split("=", 1)[1] for a in args if a.startswith("--web.config.file=")]
+    wmount = mounts.get(WEB_CONFIG_DIR)
+    wvol = vols.get(wmount["name"], {}) if wmount else {}
+    web_secret = (wvol.get("secret") or {}).get("secretName")
+    if web["enabled"]:
+        f.check(wcf == [f"{WEB_CONFIG_DIR}/{web['key']}"], f"{w}: --web.config.file={WEB_CONFIG_DIR}/{web['key']} ({wcf})")
+        f.check(wmount is not None and wmount.get("readOnly") is True and "secret" in wvol,
+                f"{w}: the web config is a Secret mounted read-only at {WEB_CONFIG_DIR}")
+        if web["existing"]:
+            f.check(web_secret == web["existing"], f"{w}: webConfig.existingSecret {web['existing']} mounted ({web_secret})")
+    else:
+        f.check(not wcf and wmount is None, f"{w}: no --web.config.file without webConfig")
+    lifecycle = web["lifecycle"] or "--web.enable-lifecycle" in (values or {}).get("extraArgs", [])
+    f.check(args.count("--web.enable-lifecycle") == (1 if lifecycle else 0),
+            f"{w}: --web.enable-lifecycle once iff web.enableLifecycle/extraArgs ask for it")
+    for flag, key in (("--web.external-url", "externalUrl"), ("--web.route-prefix", "routePrefix")):
+        want = ((values or {}).get("web") or {}).get(key)
+        got = [a.split("=", 1)[1] for a in args if a.startswith(flag + "=")]
+        f.check(got == ([want] if want else []), f"{w}: {flag} follows web.{key} ({got})")
+    if values:
+        want = expected_image(values)
+        f.check(c.get("image") == want, f"{w}: image {want} ({c.get('image')})")
+    return {"secret_paths": secret_paths, "configmap": vols[cfg["name"]]["configMap"]["name"] if cfg else None,
+            "web_secret": web_secret, "container": c, "spec": spec}
+
+
+WEB_CONFIG_DIR = "/etc/llm-stream-exporter-web"
+BCRYPT = re.compile(r"^\$2[aby]\$[0-9]{2}\$[./A-Za-z0-9]{53}$")
+
+
+def app_version():
+    return str(yaml.safe_load((CHART / "Chart.yaml").read_text())["appVersion"])
+
+
+def expected_image(values):
+    """<registry>/<repository>[@digest | :tag]: global.imageRegistry wins over image.registry."""
+    img = values.get("image") or {}
+    reg = ((values.get("global") or {}).get("imageRegistry") or img.get("registry") or "").rstrip("/")
+    repo = f"{reg}/{img['repository']}" if reg else img["repository"]
+    return f"{repo}@{img['digest']}" if img.get("digest") else f"{repo}:{img.get('tag') or app_version()}"
+
+
+def web_expectations(values):
+    """What the web/webConfig values should turn into (an independent reading of them)."""
+    web = values.get("web") or {}
+    wc = values.get("webConfig") or {}
+    cfg = wc.get("config") or {}
+    prefix = web.get("routePrefix") or (urllib.parse.urlsplit(web["externalUrl"]).path
+                                        if web.get("externalUrl") else "")
+    prefix = prefix.strip("/")
+    prefix = "/" + prefix if prefix else ""
+    tls_cfg = cfg.get("tls_server_config") or {}
+    basic = bool(cfg.get("basic_auth_users"))
+    client = tls_cfg.get("client_auth_type") in ("RequireAnyClientCert", "RequireAndVerifyClientCert")
+    return {"prefix": prefix, "metrics": prefix + (web.get("telemetryPath") or "/metrics"),
+            "tls": bool(wc.get("tls")) or "tls_server_config" in cfg, "basic": basic,
+            "auth": bool(wc.get("auth")) or basic or client, "enabled": bool(cfg or wc.get("existingSecret")),
+            "key": wc.get("key") or "web-config.yml", "existing": wc.get("existingSecret") or "",
+            "lifecycle": bool(web.get("enableLifecycle"))}
+
+
+def check_web_config_secret(f, d, values, name):
+    """The one Secret the chart may render: webConfig.config, bcrypt hashes only, no PEM."""
+    wc = (values or {}).get("webConfig") or {}
+    key = wc.get("key") or "web-config.yml"
+    f.check(bool(wc.get("config")) and not wc.get("existingSecret"),
+            f"{name}: a Secret only for an inline webConfig.config")
+    data = {k: base64.b64decode(v).decode() for k, v in (d.get("data") or {}).items()}
+    data.update(d.get("stringData") or {})
+    f.check(set(data) == {key} and d["metadata"]["name"].endswith("-web-config"),
+            f"{name}: is the web config Secret with only {key} ({sorted(data)})")
+    parsed = yaml.safe_load(data.get(key, "")) or {}
+    f.check(parsed == wc.get("config"), f"{name}: {key} equals webConfig.config")
+    for user, h in (parsed.get("basic_auth_users") or {}).items():
+        f.check(BCRYPT.match(str(h)) is not None, f"{name}: basic_auth_users.{user} is a bcrypt hash")
+    f.check("PRIVATE KEY" not in data.get(key, ""), f"{name}: no inline private key (certificates come from a Secret)")
 
 
 def auth_files(config):
@@ -285,14 +378,15 @@ def auth_files(config):
     return out
 
 
-def check_objects(f, docs, ctx, schemas, values, sidecar_parent=False):
+def check_objects(f, docs, ctx, schemas, values, sidecar_parent=False, exporters_out=None):
     by_kind = {}
     for d in docs:
         by_kind.setdefault(d.get("kind"), []).append(d)
         name = f"{ctx} {d.get('kind')}/{(d.get('metadata') or {}).get('name')}"
         errs = schemas.errors(d)
         f.check(not errs, f"{name}: validates against its schema" + ("" if not errs else ":\n    " + "\n    ".join(errs[:8])))
-        f.check(d.get("kind") != "Secret", f"{name}: the chart renders no Secret")
+        if d.get("kind") == "Secret":
+            check_web_config_secret(f, d, values, name)
         labels = (d.get("metadata") or {}).get("labels") or {}
         if not (sidecar_parent and d.get("kind") == "Deployment"):
             missing = [l for l in STD_LABELS if l not in labels]
@@ -302,10 +396,10 @@ def check_objects(f, docs, ctx, schemas, values, sidecar_parent=False):
     m = KEY_LIKE.search(text)
     f.check(m is None, f"{ctx}: no key-looking string in the output ({m.group(0)[:8] + '...' if m else ''})")
 
-    exporter_info = []
+    exporter_info = exporters_out if exporters_out is not None else []
     for d in docs:
         for where, meta, spec in pod_specs(d):
-            info = check_pod(f, where, meta, spec, ctx)
+            info = check_pod(f, where, meta, spec, ctx, values)
             if info:
                 exporter_info.append(info)
             if d["kind"] in ("Deployment", "DaemonSet"):
@@ -362,7 +456,13 @@ def check_objects(f, docs, ctx, schemas, values, sidecar_parent=False):
                             f"{ctx} config prompt {pname}: {prompt['file']} is in the ConfigMap")
             f.check(cfg.get("listen", "").endswith(f":{values.get('port', 9687)}"),
                     f"{ctx} config listen matches the container port")
+    secrets = {s["metadata"]["name"] for s in by_kind.get("Secret", [])}
+    web = web_expectations(values)
+    f.check(bool(secrets) == (bool((values.get("webConfig") or {}).get("config")) and not web["existing"]),
+            f"{ctx}: a web config Secret iff webConfig.config ({sorted(secrets)})")
     for info in exporter_info:
+        if web["enabled"] and not web["existing"]:
+            f.check(info["web_secret"] in secrets, f"{ctx}: the mounted web config Secret {info['web_secret']} is rendered")
         if values.get("existingConfigMap"):
             f.check(info["configmap"] == values["existingConfigMap"], f"{ctx}: existing ConfigMap mounted")
         else:
@@ -386,6 +486,51 @@ def check_objects(f, docs, ctx, schemas, values, sidecar_parent=False):
     return by_kind
 
 
+def duration_ms(s):
+    units = {"ms": 1, "s": 1000, "m": 60000, "h": 3600000, "d": 86400000, "w": 604800000, "y": 31536000000}
+    return sum(int(n) * units[u] for n, u in re.findall(r"([0-9]+)(ms|y|w|d|h|m|s)", str(s)))
+
+
+def check_monitors(f, by_kind, values, ctx):
+    """ServiceMonitor/PodMonitor fields equal their values; the scrape matches the web config."""
+    web = web_expectations(values)
+    services = by_kind.get("Service", [])
+    pods = [meta.get("labels", {}) for d in by_kind.get("Deployment", []) + by_kind.get("DaemonSet", [])
+            for _, meta, _ in pod_specs(d)]
+    for kind, key, tl, eps_key in (("ServiceMonitor", "serviceMonitor", "targetLabels", "endpoints"),
+                                   ("PodMonitor", "podMonitor", "podTargetLabels", "podMetricsEndpoints")):
+        m = values.get(key) or {}
+        for mon in by_kind.get(kind, []):
+            w = f"{ctx} {kind}"
+            spec = mon["spec"]
+            labels = mon["metadata"].get("labels") or {}
+            f.check(all(labels.get(k) == v for k, v in (m.get("labels") or {}).items()),
+                    f"{w}: metadata labels include {key}.labels {m.get('labels')}")
+            f.check(spec.get("jobLabel") == (m.get("jobLabel") or None), f"{w}: jobLabel = {key}.jobLabel")
+            f.check(spec.get(tl) == (m.get(tl) or None), f"{w}: {tl} = {key}.{tl}")
+            f.check(spec.get("sampleLimit") == (m.get("sampleLimit") or None), f"{w}: sampleLimit = {key}.sampleLimit")
+            # the labels named must exist where the operator reads them
+            have = [s["metadata"].get("labels") or {} for s in services] if kind == "ServiceMonitor" else pods
+            named = ([m["jobLabel"]] if m.get("jobLabel") else []) + list(m.get(tl) or [])
+            if have:
+                f.check(all(any(n in h for h in have) for n in named),
+                        f"{w}: jobLabel/{tl} {named} are labels of the {'Service' if kind == 'ServiceMonitor' else 'pods'}")
+            for ep in spec.get(eps_key, []):
+                f.check(bool(ep.get("honorLabels", False)) == bool(m.get("honorLabels")), f"{w}: honorLabels = {key}.honorLabels")
+                f.check(ep.get("interval") == (m.get("interval") or None) and
+                        ep.get("scrapeTimeout") == (m.get("scrapeTimeout") or None), f"{w}: interval/scrapeTimeout as set")
+                if ep.get("interval") and ep.get("scrapeTimeout"):
+                    f.check(duration_ms(ep["scrapeTimeout"]) <= duration_ms(ep["interval"]),
+                            f"{w}: scrapeTimeout {ep['scrapeTimeout']} <= interval {ep['interval']}")
+                f.check(ep.get("tlsConfig") == (m.get("tlsConfig") or None), f"{w}: tlsConfig = {key}.tlsConfig")
+                f.check(ep.get("basicAuth") == (m.get("basicAuth") or None), f"{w}: basicAuth = {key}.basicAuth")
+                scheme = "https" if (m.get("tlsConfig") or web["tls"]) else "http"
+                f.check(ep.get("scheme") == scheme, f"{w}: scheme {scheme} ({ep.get('scheme')})")
+                f.check(ep.get("path") == web["metrics"], f"{w}: path {web['metrics']} ({ep.get('path')})")
+                if web["basic"]:
+                    f.check(bool(ep.get("basicAuth")), f"{w}: basicAuth set (the web config asks for basic auth)")
+
+
 def rules_from_config():
     groups = []
     for p in sorted((REPO / "config" / "prometheus").glob("*.yml")):
@@ -403,7 +548,10 @@ def check_rules(f, by_kind, values, ctx):
     if not rules:
         return
     got = rules[0]["spec"]["groups"]
-    want = rules_from_config()
+    # windows/for from the probe interval, the exporter job from the monitors
+    # (docs/runbook.md#alert-windows; check_rule_windows.py tests the numbers)
+    import check_rule_windows as crw
+    want = crw.derive(rules_from_config(), values, crw.job_regex(by_kind, values))
     overrides = pr.get("alerts") or {}
     base = "https://github.com/llm-stream-exporter/llm-stream-exporter/blob/main/docs/runbook.md"
     expected = []
@@ -469,6 +617,206 @@ def check_dashboards(f, by_kind, values, ctx):
                 v["current"] = {"selected": False, "text": val, "value": val}
                 v["options"] = [{"selected": True, "text": val, "value": val}]
         f.check(json.loads(text) == want, f"{ctx}: {name} equals grafana/{name} (thresholds {patch or 'unchanged'})")
+
+
+# ---------------------------------------------------------------- the real binary
+
+PLACEHOLDER_CONFIG = """# placeholder for a ConfigMap the chart does not render (existingConfigMap)
+listen: ":{port}"
+prompts: {{p: {{text: hi}}}}
+targets:
+  - {{name: placeholder, url: "https://llm.example.org/v1", api: openai-chat, model: m}}
+"""
+PLACEHOLDER_HASH = "$2y$10$KFG4l80cPB1sRzsCrMd5M.bh7g.pkvI9a.VRpizrD0lUPizkJp/1G"
+
+
+def find_exporter(given=None, wait=90):
+    """$LSE_EXPORTER, $BUILD_DIR/exporter/llm_stream_exporter or build/...; waits while a rebuild
+    has it missing."""
+    build = os.environ.get("BUILD_DIR", "")
+    cands = [given, os.environ.get("LSE_EXPORTER"),
+             build and str(pathlib.Path(build) / "exporter" / "llm_stream_exporter"),
+             str(REPO / "build" / "exporter" / "llm_stream_exporter")]
+    deadline = time.time() + wait
+    while True:
+        for c in cands:
+            if c and os.access(c, os.X_OK):
+                return c
+        if time.time() > deadline or not (REPO / "build").is_dir():
+            return None
+        time.sleep(10)
+
+
+class Exporter:
+    """Runs llm_stream_exporter on what the chart renders: check-config on the ConfigMap's
+    config.yaml, and the container's args through `serve ... --dry-run` (the binary's own flag
+    parser, config and web config checks), with every mounted file materialised in a temp dir."""
+
+    def __init__(self, binary, tmp):
+        self.binary = binary
+        self.tmp = pathlib.Path(tmp)
+        self.n = 0
+        top = subprocess.run([binary, "--help"], capture_output=True, text=True).stdout
+        serve = subprocess.run([binary, "serve", "--help"], capture_output=True, text=True).stdout
+        self.dry_run = "--dry-run" in serve
+        self.known_flags = set(re.findall(r"(--[a-z][a-z0-9.-]*)", top + serve))
+        if not self.dry_run:
+            print(f"note: {binary} has no `serve --dry-run` yet: args are checked with --help "
+                  "and against the flags `serve --help` lists")
+
+    def run(self, cmd, cwd):
+        r = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, timeout=60)
+        return r.returncode, (r.stdout + r.stderr).strip()
+
+    @staticmethod
+    def relocate(text, mounts, root):
+        """Points absolute paths under a mount at its materialised copy (one pass)."""
+        if not mounts:
+            return text
+        alt = "|".join(re.escape(m.rstrip("/")) for m in sorted(mounts, key=len, reverse=True))
+        return re.sub(r"(?<![\w./-])(" + alt + r")(?=/|$|[\s\"'])", lambda m: str(root) + m.group(1), text)
+
+    def tls_pair(self, crt, key):
+        crt.parent.mkdir(parents=True, exist_ok=True)
+        key.parent.mkdir(parents=True, exist_ok=True)
+        r = subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                            "-nodes", "-days", "2", "-subj", "/CN=llm-stream-exporter", "-keyout", str(key),
+                            "-out", str(crt)], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError("openssl: " + r.stderr)
+
+    def materialise(self, by_kind, values, container, spec):
+        """-> (root, mounts {mountPath: local dir}, notes)"""
+        self.n += 1
+        root = self.tmp / f"pod-{self.n}"
+        vols = {v["name"]: v for v in spec.get("volumes", []) or []}
+        cms = {c["metadata"]["name"]: c for c in by_kind.get("ConfigMap", [])}
+        secrets = {s["metadata"]["name"]: s for s in by_kind.get("Secret", [])}
+        mounts, unrendered, notes = {}, [], []
+        for m in container.get("volumeMounts", []) or []:
+            local = root / m["mountPath"].lstrip("/")
+            local.mkdir(parents=True, exist_ok=True)
+            mounts[m["mountPath"]] = local
+            v = vols.get(m["name"], {})
+            if "configMap" in v:
+                cm = cms.get(v["configMap"]["name"])
+                if cm is None:
+                    notes.append(f"placeholder config.yaml for ConfigMap {v['configMap']['name']}")
+                data = cm["data"] if cm else {"config.yaml": PLACEHOLDER_CONFIG.format(port=values.get("port", 9687))}
+                for it in v["configMap"].get("items") or [{"key": k, "path": k} for k in data]:
+                    (local / it["path"]).parent.mkdir(parents=True, exist_ok=True)
+                    (local / it["path"]).write_text(data[it["key"]])
+            elif "secret" in v:
+                s = secrets.get(v["secret"]["secretName"])
+                if s is None:
+                    unrendered.append(m["mountPath"])
+                    continue
+                for k, val in (s.get("data") or {}).items():
+                    (local / k).write_bytes(base64.b64decode(val))
+                for k, val in (s.get("stringData") or {}).items():
+                    (local / k).write_text(val)
+        # a web config in a Secret the chart does not render: one as webConfig describes it
+        web = web_expectations(values)
+        wpath = root / WEB_CONFIG_DIR.lstrip("/") / web["key"]
+        if web["existing"] and not wpath.exists():
+            wc = {}
+            if web["tls"]:
+                wc["tls_server_config"] = {"cert_file": "tls.crt", "key_file": "tls.key"}
+                self.tls_pair(wpath.parent / "tls.crt", wpath.parent / "tls.key")
+            if web["auth"]:
+                wc["basic_auth_users"] = {"prometheus": PLACEHOLDER_HASH}
+            wpath.write_text(yaml.safe_dump(wc))
+            notes.append(f"placeholder web config for Secret {web['existing']} (tls={web['tls']}, auth={web['auth']})")
+        # rewrite absolute paths of the config and the web config to the copies
+        for f in list(root.rglob("*")):
+            if f.is_file() and f.suffix in (".yaml", ".yml"):
+                f.write_text(self.relocate(f.read_text(), mounts, root))
+        # TLS material named by the web config, from Secrets not rendered: a fresh key pair
+        if wpath.exists():
+            tls = (yaml.safe_load(wpath.read_text()) or {}).get("tls_server_config") or {}
+            res = lambda p: pathlib.Path(p) if os.path.isabs(p) else wpath.parent / p
+            if tls.get("cert_file") and tls.get("key_file") and not res(tls["cert_file"]).exists():
+                self.tls_pair(res(tls["cert_file"]), res(tls["key_file"]))
+                notes.append(f"generated a certificate for {tls['cert_file']}")
+                if tls.get("client_ca_file") and not res(tls["client_ca_file"]).exists():
+                    shutil.copy(res(tls["cert_file"]), res(tls["client_ca_file"]))
+        # any other file the configs name under an unrendered Secret (API keys): a placeholder
+        for f in list(root.rglob("*")):
+            if f.is_file() and f.suffix in (".yaml", ".yml"):
+                for path in re.findall(re.escape(str(root)) + r"[^\s\"',}\]]*", f.read_text()):
+                    pp = pathlib.Path(path)
+                    if not pp.exists() and any(str(pp).startswith(str(root) + u + "/") for u in unrendered):
+                        pp.parent.mkdir(parents=True, exist_ok=True)
+                        pp.write_text("placeholder-not-a-key\n")
+        return root, mounts, notes
+
+    def check_config(self, f, ctx, cfg_path, cwd):
+        cmd = [self.binary, "check-config", "--no-env-check", str(cfg_path)]
+        code, out = self.run(cmd, cwd)
+        if code != 0 and re.search(r"(?i)bind|address already in use|listen", out):
+            # the rendered listen port is busy on this machine: not the chart's fault
+            alt = cfg_path.with_name("config-freeport.yaml")
+            alt.write_text(re.sub(r"(?m)^listen:.*$", "listen: 127.0.0.1:0", cfg_path.read_text()))
+            code2, out2 = self.run([self.binary, "check-config", "--no-env-check", str(alt)], cwd)
+            if code2 == 0:
+                print(f"note: {ctx}: the listen port is busy here; check-config passes with listen 127.0.0.1:0")
+                code, out = code2, out2
+        f.check(code == 0, f"{ctx}: llm_stream_exporter check-config --no-env-check passes on the rendered "
+                f"config.yaml" + ("" if code == 0 else f" (exit {code}):\n    " + out.replace("\n", "\n    ")[:1500]))
+        return code == 0
+
+    def check_pod(self, f, ctx, by_kind, values, info):
+        c = info["container"]
+        root, mounts, notes = self.materialise(by_kind, values, c, info["spec"])
+        for n in notes:
+            if f.verbose:
+                print(f"note: {ctx}: {n}")
+        args = [self.relocate(a, mounts, root) for a in c.get("args", [])]
+        cfg = [a.split("=", 1)[1] for a in args if re.match(r"--config(\.file)?=", a)]
+        if cfg:
+            self.check_config(f, ctx, pathlib.Path(cfg[-1]), root)
+        web = web_expectations(values)
+        if self.dry_run:
+            code, out = self.run([self.binary] + args + ["--dry-run"], root)
+            f.check(code == 0, f"{ctx}: the container args pass `llm_stream_exporter {' '.join(c.get('args', []))} "
+                    f"--dry-run`" + ("" if code == 0 else f" (exit {code}):\n    " + out.replace("\n", "\n    ")[:1500]))
+            if code != 0:
+                return
+            m = re.search(r"metrics at (\S+?);", out)
+            f.check(m is not None and m.group(1) == web["metrics"],
+                    f"{ctx}: dry run serves metrics at {web['metrics']}, where the monitors scrape ({m and m.group(1)})")
+            lc = re.search(r"/-/reload (enabled|disabled)", out)
+            want = "enabled" if "--web.enable-lifecycle" in args else "disabled"
+            f.check(lc is not None and lc.group(1) == want, f"{ctx}: dry run: POST /-/reload {want}")
+            f.check(("TLS from" in out) == web["tls"], f"{ctx}: dry run serves {'TLS' if web['tls'] else 'plain HTTP'}")
+            f.check(("basic auth" in out) == (web["basic"] or (web["existing"] != "" and web["auth"])),
+                    f"{ctx}: dry run: basic auth {'on' if web['basic'] or web['auth'] and web['existing'] else 'off'}")
+        else:
+            code, out = self.run([self.binary] + args + ["--help"], root)
+            f.check(code == 0, f"{ctx}: the container args parse (`... --help`)" + ("" if code == 0 else f": {out[:600]}"))
+            unknown = [a for a in args if a.startswith("--") and a.split("=", 1)[0] not in self.known_flags]
+            f.check(not unknown, f"{ctx}: the container args are flags the exporter knows (unknown: {unknown})")
+
+
+def check_with_binary(f, exporter, by_kind, values, ctx, exporter_info):
+    if exporter is None:
+        return
+    if exporter_info:
+        for info in exporter_info:
+            exporter.check_pod(f, ctx, by_kind, values, info)
+        return
+    # sidecar mode: no container here; the rendered config alone
+    for cm in by_kind.get("ConfigMap", []):
+        if "config.yaml" in (cm.get("data") or {}):
+            exporter.n += 1
+            d = exporter.tmp / f"cm-{exporter.n}"
+            d.mkdir(parents=True)
+            (d / "config.yaml").write_text(cm["data"]["config.yaml"])
+            for k, v in cm["data"].items():
+                if k.startswith("prompt-"):
+                    (d / "prompts").mkdir(exist_ok=True)
+                    (d / "prompts" / k[len("prompt-"):]).write_text(v)
+            exporter.check_config(f, ctx, d / "config.yaml", d)
 
 
 # ---------------------------------------------------------------- scenarios
@@ -538,14 +886,16 @@ def merge(a, b):
     return out
 
 
-def check_sidecar_parent(f, r, schemas):
+def check_sidecar_parent(f, r, schemas, exporter=None):
     parent = HERE / "sidecar-parent"
     ok, docs, err, values, _ = r.render(chart=parent, subcharts=[f"{EXPORTER}={CHART}"], release="gw")
     f.check(ok, "sidecar parent chart renders" + ("" if ok else f": {err}"))
     if not ok:
         return
     sub_values = values[EXPORTER]
-    by_kind = check_objects(f, docs, "sidecar-parent", schemas, sub_values, sidecar_parent=True)
+    infos = []
+    by_kind = check_objects(f, docs, "sidecar-parent", schemas, sub_values, sidecar_parent=True, exporters_out=infos)
+    check_with_binary(f, exporter, by_kind, sub_values, "sidecar-parent", infos)
     dep = by_kind.get("Deployment", [{}])[0]
     names = [c["name"] for c in dep.get("spec", {}).get("template", {}).get("spec", {}).get("containers", [])]
     f.check(names == ["gateway", EXPORTER], f"sidecar parent: gateway + exporter in one pod ({names})")
@@ -583,9 +933,89 @@ def check_docs_snippet(f, r, schemas):
     snip_c = [c for c in snip["containers"] if c["name"] == EXPORTER][0]
     for key in ("securityContext", "livenessProbe", "readinessProbe", "ports", "resources"):
         f.check(snip_c.get(key) == chart_c.get(key), f"sidecar snippet: {key} as the chart renders it")
-    f.check(snip_c.get("args", [])[:2] == chart_c["args"][:2], "sidecar snippet: args as the chart")
+    f.check(snip_c.get("args", [])[:4] == chart_c["args"][:4], "sidecar snippet: args as the chart")
     f.check({m["mountPath"] for m in snip_c["volumeMounts"]} >= {"/etc/llm-stream-exporter", "/tmp"},
             "sidecar snippet: config and /tmp mounts")
+
+
+# Value combinations rendered and checked like a ci file.
+SCENARIOS = [
+    ("tls-only-route-prefix", {
+        "secrets": [{"name": "llm-api-keys", "mountPath": "/var/run/secrets/llm"},
+                    {"name": "lse-tls", "mountPath": "/etc/llm-stream-exporter-tls"}],
+        "webConfig": {"config": {"tls_server_config": {"cert_file": "/etc/llm-stream-exporter-tls/tls.crt",
+                                                       "key_file": "/etc/llm-stream-exporter-tls/tls.key"}}},
+        "web": {"routePrefix": "/lse/", "telemetryPath": "/probe-metrics"},
+        "serviceMonitor": {"tlsConfig": {"ca": {"secret": {"name": "lse-tls", "key": "ca.crt"}}}}}),
+]
+
+
+# Values the chart must refuse when rendering (over ci/standalone-values.yaml): (what, values, message).
+RENDER_REFUSES = [
+    ("serviceMonitor scrapeTimeout > interval", {"serviceMonitor": {"interval": "30s", "scrapeTimeout": "1m"}},
+     "serviceMonitor.scrapeTimeout 1m exceeds serviceMonitor.interval 30s"),
+    ("podMonitor scrapeTimeout > interval", {"podMonitor": {"enabled": True, "interval": "1m", "scrapeTimeout": "1m500ms"}},
+     "podMonitor.scrapeTimeout 1m500ms exceeds podMonitor.interval 1m"),
+    ("tlsConfig against plain HTTP", {"serviceMonitor": {"tlsConfig": {"insecureSkipVerify": True}}},
+     "serviceMonitor.tlsConfig is set but the exporter serves plain HTTP"),
+    ("basic auth without the monitor's basicAuth",
+     {"webConfig": {"config": {"basic_auth_users": {"prometheus": PLACEHOLDER_HASH}}}},
+     "serviceMonitor.basicAuth is required"),
+    ("webConfig config and existingSecret", {"webConfig": {"config": {"basic_auth_users": {"p": PLACEHOLDER_HASH}},
+                                                           "existingSecret": "x"}},
+     "webConfig: set either config"),
+    ("extraArgs sets --config.file", {"extraArgs": ["--config.file=/x.yaml"]}, "extraArgs: --config.file=/x.yaml is set by the chart"),
+    ("extraArgs sets --web.external-url", {"extraArgs": ["--web.external-url=https://x/"]}, "is set by the chart"),
+    ("--web.enable-lifecycle twice", {"web": {"enableLifecycle": True}, "extraArgs": ["--web.enable-lifecycle"]},
+     "--web.enable-lifecycle twice"),
+]
+# Values values.schema.json must refuse: (what, values, text in a message).
+SCHEMA_REFUSES = [
+    ("a plain password in basic_auth_users", {"webConfig": {"config": {"basic_auth_users": {"p": "hunter2"}}}}, "does not match"),
+    ("a decimal scrape interval (not a Prometheus duration)", {"serviceMonitor": {"interval": "1.5s"}}, "does not match"),
+    ("a tag in image.repository", {"image": {"repository": "ghcr.io/x/y:1.0"}}, "does not match"),
+    ("an unknown tlsConfig key", {"serviceMonitor": {"tlsConfig": {"caFile": "/x"}}}, "Additional properties"),
+    ("a negative sampleLimit", {"podMonitor": {"sampleLimit": -1}}, "less than the minimum"),
+    ("an unknown web key", {"web": {"maxRequests": 40}}, "Additional properties"),
+]
+# image.registry / global.imageRegistry -> the image string (over ci/standalone-values.yaml).
+IMAGE_CASES = [
+    ({}, "ghcr.io/llm-stream-exporter/llm-stream-exporter:{app}"),
+    ({"image": {"registry": "registry.example.org:5000"}}, "registry.example.org:5000/llm-stream-exporter/llm-stream-exporter:{app}"),
+    ({"global": {"imageRegistry": "mirror.example.org/ghcr"}, "image": {"registry": "quay.io", "tag": "0.2.0"}},
+     "mirror.example.org/ghcr/llm-stream-exporter/llm-stream-exporter:0.2.0"),
+    ({"image": {"registry": "", "repository": "ghcr.io/acme/lse", "digest": "sha256:" + "a" * 64}},
+     "ghcr.io/acme/lse@sha256:" + "a" * 64),
+    ({"global": {"imageRegistry": "mirror.example.org"}, "image": {"digest": "sha256:" + "b" * 64}},
+     "mirror.example.org/llm-stream-exporter/llm-stream-exporter@sha256:" + "b" * 64),
+]
+
+
+def check_new_values(f, r, validator):
+    base = CHART / "ci" / "standalone-values.yaml"
+    for what, data, msg in RENDER_REFUSES:
+        ok, _, err, _, _ = r.render([base, r.values_file(data)])
+        f.check(not ok and msg in err, f"refused: {what}: rendering fails with {msg!r}"
+                + ("" if not ok and msg in err else f" (got: {'rendered' if ok else err.strip()[:300]})"))
+    defaults = yaml.safe_load((CHART / "values.yaml").read_text())
+    for what, data, msg in SCHEMA_REFUSES:
+        values = merge(merge(defaults, yaml.safe_load(base.read_text())), data)
+        msgs = [e.message for e in validator.iter_errors(values)]
+        f.check(any(msg in m for m in msgs), f"refused: {what}: values.schema.json says {msg!r} ({[m[:120] for m in msgs][:2]})")
+    for data, want in IMAGE_CASES:
+        want = want.format(app=app_version())
+        ok, docs, err, values, _ = r.render([base, r.values_file(data)])
+        imgs = [c["image"] for d in docs for _, _, s in pod_specs(d) if d["kind"] == "Deployment"
+                for c in s["containers"] if c["name"] == EXPORTER] if ok else []
+        f.check(imgs == [want], f"image: {json.dumps(data)} -> {want} ({imgs or err.strip()[:200]})")
+        if ok:
+            verrs = [e.message for e in validator.iter_errors(values)]
+            f.check(not verrs, f"image: {json.dumps(data)} validates against values.schema.json {verrs[:2]}")
+    # the helm test pod follows global.imageRegistry too
+    ok, docs, err, _, _ = r.render([base, r.values_file({"global": {"imageRegistry": "mirror.example.org"}})])
+    tests = [c["image"] for d in docs if d["kind"] == "Pod" for c in d["spec"]["containers"]]
+    f.check(ok and tests and all(i.startswith("mirror.example.org/") for i in tests),
+            f"image: the helm test pod follows global.imageRegistry ({tests})")
 
 
 def check_values_defaults(f, validator):
@@ -610,6 +1040,9 @@ def main():
     ap.add_argument("--renderer", help="prebuilt helmrender binary (default: build it)")
     ap.add_argument("--keep", help="write the rendered manifests of each ci file into this folder")
     ap.add_argument("-v", "--verbose", action="store_true", help="print passing checks too")
+    ap.add_argument("--exporter", help="llm_stream_exporter binary (default: $LSE_EXPORTER, "
+                    "$BUILD_DIR/exporter/llm_stream_exporter, build/exporter/llm_stream_exporter)")
+    ap.add_argument("--no-binary", action="store_true", help="skip the checks that run the exporter binary")
     ap.add_argument("--chart", help="chart folder to check (default: helm/llm-stream-exporter; "
                     "test_mutations.py points it at broken copies)")
     args = ap.parse_args()
@@ -621,6 +1054,13 @@ def main():
     try:
         renderer = args.renderer or build_renderer(tmp)
         r = Renderer(renderer, tmp)
+        exporter = None
+        if not args.no_binary:
+            binary = find_exporter(args.exporter)
+            if not f.check(binary is not None, "llm_stream_exporter binary found ($LSE_EXPORTER, $BUILD_DIR or "
+                           "build/; --no-binary skips the checks that run it)"):
+                binary = None
+            exporter = Exporter(binary, tmp) if binary else None
         schemas = Schemas(f)
         values_schema = json.loads((CHART / "values.schema.json").read_text())
         jsonschema.Draft7Validator.check_schema(values_schema)
@@ -640,8 +1080,11 @@ def main():
             if args.keep:
                 pathlib.Path(args.keep).mkdir(parents=True, exist_ok=True)
                 (pathlib.Path(args.keep) / ci.name).write_text(yaml.safe_dump_all(docs, sort_keys=False))
-            by_kind = check_objects(f, docs, ctx, schemas, values)
+            infos = []
+            by_kind = check_objects(f, docs, ctx, schemas, values, exporters_out=infos)
             kinds = set(by_kind)
+            check_monitors(f, by_kind, values, ctx)
+            check_with_binary(f, exporter, by_kind, values, ctx, infos)
             if values["mode"] == "standalone":
                 f.check({"Deployment", "Service"} <= kinds and "DaemonSet" not in kinds, f"{ctx}: Deployment + Service")
             elif values["mode"] == "daemonset":
@@ -652,10 +1095,27 @@ def main():
             check_dashboards(f, by_kind, values, ctx)
             f.check(f"mode: {values['mode']}" in notes and len(notes.strip()) > 40, f"{ctx}: NOTES.txt renders")
         f.check(modes == {"standalone", "daemonset", "sidecar"}, f"ci/ covers every mode ({sorted(modes)})")
+        # value combinations no ci file has, checked the same way (over ci/standalone-values.yaml)
+        for name, data in SCENARIOS:
+            ctx = f"scenario {name}"
+            ok, docs, err, values, _ = r.render([CHART / "ci" / "standalone-values.yaml", r.values_file(data)])
+            if not f.check(ok, f"{ctx}: renders" + ("" if ok else f": {err}")):
+                continue
+            verrs = [e.message for e in vvalidator.iter_errors(values)]
+            f.check(not verrs, f"{ctx}: values validate against values.schema.json {verrs[:3]}")
+            infos = []
+            by_kind = check_objects(f, docs, ctx, schemas, values, exporters_out=infos)
+            check_monitors(f, by_kind, values, ctx)
+            check_with_binary(f, exporter, by_kind, values, ctx, infos)
+            tests = [a for d in by_kind.get("Pod", []) for c in d["spec"]["containers"] for a in c.get("args", [])]
+            web = web_expectations(values)
+            url = ("https://" if web["tls"] else "http://") + f"lse-llm-stream-exporter.monitoring.svc:9687{web['prefix']}/-/ready"
+            f.check(any(url in a for a in tests), f"{ctx}: the helm test fetches {url}")
 
         check_checksum(f, r, schemas)
         check_negative(f, r, vvalidator)
-        check_sidecar_parent(f, r, schemas)
+        check_sidecar_parent(f, r, schemas, exporter)
+        check_new_values(f, r, vvalidator)
         check_docs_snippet(f, r, schemas)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -1,7 +1,10 @@
-"""Every PromQL expression of the dashboards and the rules, evaluated by a real
-Prometheus scraping the real exporter while it probes the test upstream
-(tests/deploy/promql_e2e.py does the evaluation; this test provides the
-exporter and the upstream)."""
+"""Every PromQL expression of the dashboards and the rules, evaluated by real
+Prometheus servers (one without the rule files, one with them) scraping the real
+exporter while it probes the test upstream (tests/deploy/promql_e2e.py does the
+evaluation; this test provides the exporter and the upstream). Every panel must
+return data, without the recording rules (raw fallbacks) as with them, for the
+"All" selection and for a concrete job/instance/target; panels on recording
+rules must agree with their fallbacks."""
 import os
 import subprocess
 import sys
@@ -22,11 +25,12 @@ class DashboardsAndRules(unittest.TestCase):
             with Exporter(tmp, cfg) as ex:
                 run = subprocess.run(
                     [sys.executable, os.path.join(ROOT, 'tests', 'deploy', 'promql_e2e.py'),
-                     '--exporter-url', f'{ex.base}/metrics', '--wait', '120'],
+                     '--exporter-url', f'{ex.base}/metrics', '--wait', '120', '--core-panels', 'all'],
                     capture_output=True, text=True, timeout=400)
                 sys.stderr.write(run.stdout[-4000:] + run.stderr[-4000:])
                 self.assertEqual(run.returncode, 0)
                 self.assertRegex(run.stdout, r'\d+ passed, 0 failed')
+                self.assertRegex(run.stdout, r' [1-9]\d* queries on recording rules')
 
 
 if __name__ == '__main__':

@@ -129,6 +129,14 @@ class DryRun(unittest.TestCase):
             with socket.socket() as s:
                 s.bind(('127.0.0.1', port))
 
+            # The log flags are accepted after the subcommand too (manifests write them there).
+            rc, _, err = self.run_exporter('serve', '--config.file', cfg_path, '--log.level=debug',
+                                           '--log.format=json', '--dry-run')
+            self.assertEqual(rc, 0, err)
+            rc, _, err = self.run_exporter('serve', '--config.file', cfg_path, '--log.level=loud', '--dry-run')
+            self.assertEqual(rc, 2)
+            self.assertIn('loud', err)
+
             # Each part that would make the pod exit 2 is exit 2 here, with the reason.
             bad_flag = self.run_exporter('--config.file', cfg_path, '--web.max-requests=40', '--dry-run')
             self.assertEqual(bad_flag[0], 2)

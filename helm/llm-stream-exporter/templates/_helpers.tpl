@@ -55,14 +55,116 @@ app.kubernetes.io/part-of: llm-stream-exporter
 {{- end -}}
 {{- end -}}
 
-{{/* The image reference: digest wins over tag; tag defaults to appVersion. */}}
+{{/*
+The registry of an image: global.imageRegistry when set, else the image's own
+registry ("" leaves the repository as written). Takes (dict "image" .. "Values" ..).
+*/}}
+{{- define "llm-stream-exporter.registry" -}}
+{{- $registry := .image.registry | default "" -}}
+{{- with (.Values.global | default dict).imageRegistry }}{{ $registry = . }}{{ end -}}
+{{- trimSuffix "/" $registry -}}
+{{- end -}}
+
+{{/* The image reference: <registry>/<repository>, then @digest (wins) or :tag (default appVersion). */}}
 {{- define "llm-stream-exporter.image" -}}
 {{- $tag := .Values.image.tag -}}
 {{- if and (not $tag) .Chart -}}{{- $tag = .Chart.AppVersion -}}{{- end -}}
+{{- $repo := .Values.image.repository -}}
+{{- with include "llm-stream-exporter.registry" (dict "image" .Values.image "Values" .Values) }}{{ $repo = printf "%s/%s" . $repo }}{{ end -}}
 {{- if .Values.image.digest -}}
-{{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
+{{- printf "%s@%s" $repo .Values.image.digest -}}
 {{- else -}}
-{{- printf "%s:%s" .Values.image.repository (required "image.tag (or image.digest) is required when another chart includes the llm-stream-exporter container" $tag) -}}
+{{- printf "%s:%s" $repo (required "image.tag (or image.digest) is required when another chart includes the llm-stream-exporter container" $tag) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* "" or "/a/b": web.routePrefix, else the path of web.externalUrl (as the exporter derives it). */}}
+{{- define "llm-stream-exporter.routePrefix" -}}
+{{- $web := .Values.web | default dict -}}
+{{- $p := "" -}}
+{{- if $web.routePrefix -}}
+{{- $p = $web.routePrefix -}}
+{{- else if $web.externalUrl -}}
+{{- $p = (urlParse $web.externalUrl).path -}}
+{{- end -}}
+{{- $p = trimAll "/" $p -}}
+{{- if $p }}/{{ $p }}{{ end -}}
+{{- end -}}
+
+{{/* The path Prometheus scrapes: route prefix + web.telemetryPath. */}}
+{{- define "llm-stream-exporter.metricsPath" -}}
+{{- include "llm-stream-exporter.routePrefix" . -}}{{- (.Values.web | default dict).telemetryPath | default "/metrics" -}}
+{{- end -}}
+
+{{/* The paths of the kubelet probes, under the route prefix. */}}
+{{- define "llm-stream-exporter.probePaths" -}}
+liveness:
+  path: /-/healthy
+readiness:
+  path: /-/ready
+{{- end -}}
+
+{{/* "true" when a web config is mounted (--web.config.file). */}}
+{{- define "llm-stream-exporter.webConfigEnabled" -}}
+{{- $wc := .Values.webConfig | default dict -}}
+{{- if or $wc.config $wc.existingSecret }}true{{ end -}}
+{{- end -}}
+
+{{- define "llm-stream-exporter.webConfigSecretName" -}}
+{{- $wc := .Values.webConfig | default dict -}}
+{{- $wc.existingSecret | default (printf "%s-web-config" (include "llm-stream-exporter.fullname" .) | trunc 63 | trimSuffix "-") -}}
+{{- end -}}
+
+{{/* "true" when the exporter serves HTTPS (tls_server_config, or webConfig.tls for an existing Secret). */}}
+{{- define "llm-stream-exporter.webTLS" -}}
+{{- $wc := .Values.webConfig | default dict -}}
+{{- if or $wc.tls (hasKey ($wc.config | default dict) "tls_server_config") }}true{{ end -}}
+{{- end -}}
+
+{{/* "true" when the web config asks for basic auth. */}}
+{{- define "llm-stream-exporter.webBasicAuth" -}}
+{{- $wc := .Values.webConfig | default dict -}}
+{{- if ($wc.config | default dict).basic_auth_users }}true{{ end -}}
+{{- end -}}
+
+{{/*
+"true" when a client must authenticate (basic auth, or a required client
+certificate): the kubelet cannot, so the probes become TCP checks.
+*/}}
+{{- define "llm-stream-exporter.webAuth" -}}
+{{- $wc := .Values.webConfig | default dict -}}
+{{- $tls := (($wc.config | default dict).tls_server_config | default dict) -}}
+{{- if or $wc.auth (include "llm-stream-exporter.webBasicAuth" .) (has (toString $tls.client_auth_type) (list "RequireAnyClientCert" "RequireAndVerifyClientCert")) }}true{{ end -}}
+{{- end -}}
+
+{{/* A Prometheus duration (1m30s, 500ms) in milliseconds. */}}
+{{- define "llm-stream-exporter.durationMs" -}}
+{{- $units := dict "ms" 1 "s" 1000 "m" 60000 "h" 3600000 "d" 86400000 "w" 604800000 "y" 31536000000 -}}
+{{- $ms := 0 -}}
+{{- range regexFindAll "[0-9]+(ms|y|w|d|h|m|s)" (toString .) -1 -}}
+{{- $n := regexFind "^[0-9]+" . -}}
+{{- $ms = add $ms (mul (int64 $n) (get $units (trimPrefix $n .))) -}}
+{{- end -}}
+{{- $ms -}}
+{{- end -}}
+
+{{/*
+Refuses a monitor (serviceMonitor or podMonitor values; .name names it) that
+cannot scrape: scrapeTimeout above interval, tlsConfig against plain HTTP, no
+basicAuth while the web config asks for it.
+*/}}
+{{- define "llm-stream-exporter.validateMonitor" -}}
+{{- $m := .monitor -}}
+{{- if and $m.interval $m.scrapeTimeout -}}
+{{- if gt (int64 (include "llm-stream-exporter.durationMs" $m.scrapeTimeout)) (int64 (include "llm-stream-exporter.durationMs" $m.interval)) -}}
+{{- fail (printf "%s.scrapeTimeout %s exceeds %s.interval %s: Prometheus refuses a scrape timeout longer than the interval" .name (toString $m.scrapeTimeout) .name (toString $m.interval)) -}}
+{{- end -}}
+{{- end -}}
+{{- if and $m.tlsConfig (not (include "llm-stream-exporter.webTLS" .ctx)) -}}
+{{- fail (printf "%s.tlsConfig is set but the exporter serves plain HTTP: set webConfig.config.tls_server_config (or webConfig.tls with webConfig.existingSecret)" .name) -}}
+{{- end -}}
+{{- if and (include "llm-stream-exporter.webBasicAuth" .ctx) (not $m.basicAuth) -}}
+{{- fail (printf "%s.basicAuth is required: webConfig.config.basic_auth_users turns on basic auth (username and password from a Secret; see docs/deploy.md)" .name) -}}
 {{- end -}}
 {{- end -}}
 
@@ -106,6 +208,18 @@ and a listen address that disagrees with .Values.port.
 {{- fail (printf "config.listen %q does not use port %v (set `port` instead)" (toString .) $.Values.port) -}}
 {{- end -}}
 {{- end -}}
+{{- $wc := .Values.webConfig | default dict -}}
+{{- if and $wc.config $wc.existingSecret -}}
+{{- fail "webConfig: set either config (rendered into a Secret) or existingSecret, not both" -}}
+{{- end -}}
+{{- range .Values.extraArgs -}}
+{{- if regexMatch "^--(config|config\\.file|web\\.config\\.file|web\\.listen-address|web\\.external-url|web\\.route-prefix|web\\.telemetry-path|log\\.level|log\\.format|dry-run)(=|$)" (toString .) -}}
+{{- fail (printf "extraArgs: %s is set by the chart; use the values instead (port, log, web.*, webConfig)" (toString .)) -}}
+{{- end -}}
+{{- if and (regexMatch "^--web\\.enable-lifecycle(=|$)" (toString .)) ($.Values.web | default dict).enableLifecycle -}}
+{{- fail "extraArgs: --web.enable-lifecycle twice: web.enableLifecycle already passes it" -}}
+{{- end -}}
+{{- end -}}
 {{- range .Values.env -}}
 {{- if and .valueFrom .valueFrom.secretKeyRef -}}
 {{- fail (printf "env %s: secrets are mounted as files (`secrets`), not passed as environment variables" .name) -}}
@@ -122,11 +236,30 @@ and a listen address that disagrees with .Values.port.
 - name: llm-stream-exporter
   image: {{ include "llm-stream-exporter.image" . | quote }}
   imagePullPolicy: {{ .Values.image.pullPolicy }}
+  {{- $web := .Values.web | default dict }}
+  {{- $prefix := include "llm-stream-exporter.routePrefix" . }}
+  {{- $paths := include "llm-stream-exporter.probePaths" . | fromYaml }}
+  {{- /* --log.* are the program's flags: before the subcommand (`serve` refuses them) */}}
   args:
-    - serve
-    - --config=/etc/llm-stream-exporter/config.yaml
     - --log.level={{ .Values.log.level }}
     - --log.format={{ .Values.log.format }}
+    - serve
+    - --config.file=/etc/llm-stream-exporter/config.yaml
+    {{- if include "llm-stream-exporter.webConfigEnabled" . }}
+    - --web.config.file=/etc/llm-stream-exporter-web/{{ .Values.webConfig.key | default "web-config.yml" }}
+    {{- end }}
+    {{- if $web.enableLifecycle }}
+    - --web.enable-lifecycle
+    {{- end }}
+    {{- with $web.externalUrl }}
+    - {{ printf "--web.external-url=%s" . | quote }}
+    {{- end }}
+    {{- with $web.routePrefix }}
+    - {{ printf "--web.route-prefix=%s" . | quote }}
+    {{- end }}
+    {{- if and $web.telemetryPath (ne $web.telemetryPath "/metrics") }}
+    - {{ printf "--web.telemetry-path=%s" $web.telemetryPath | quote }}
+    {{- end }}
     {{- range .Values.extraArgs }}
     - {{ . | quote }}
     {{- end }}
@@ -150,15 +283,30 @@ and a listen address that disagrees with .Values.port.
     {{- with .Values.env }}
     {{- toYaml . | nindent 4 }}
     {{- end }}
+  {{- /* basic auth or a required client certificate: the kubelet cannot authenticate */}}
+  {{- $auth := include "llm-stream-exporter.webAuth" . }}
+  {{- $scheme := ternary "HTTPS" "HTTP" (eq (include "llm-stream-exporter.webTLS" .) "true") }}
   livenessProbe:
-    httpGet:
-      path: /-/healthy
+    {{- if $auth }}
+    tcpSocket:
       port: lse-metrics
+    {{- else }}
+    httpGet:
+      path: {{ $prefix }}{{ $paths.liveness.path }}
+      port: lse-metrics
+      scheme: {{ $scheme }}
+    {{- end }}
     {{- toYaml .Values.livenessProbe | nindent 4 }}
   readinessProbe:
-    httpGet:
-      path: /-/ready
+    {{- if $auth }}
+    tcpSocket:
       port: lse-metrics
+    {{- else }}
+    httpGet:
+      path: {{ $prefix }}{{ $paths.readiness.path }}
+      port: lse-metrics
+      scheme: {{ $scheme }}
+    {{- end }}
     {{- toYaml .Values.readinessProbe | nindent 4 }}
   resources:
     {{- toYaml .Values.resources | nindent 4 }}
@@ -170,6 +318,11 @@ and a listen address that disagrees with .Values.port.
       readOnly: true
     - name: llm-stream-exporter-tmp
       mountPath: /tmp
+    {{- if include "llm-stream-exporter.webConfigEnabled" . }}
+    - name: llm-stream-exporter-web-config
+      mountPath: /etc/llm-stream-exporter-web
+      readOnly: true
+    {{- end }}
     {{- range $i, $s := .Values.secrets }}
     - name: llm-stream-exporter-secret-{{ $i }}
       mountPath: {{ required "secrets[].mountPath is required" $s.mountPath }}
@@ -201,6 +354,12 @@ and a listen address that disagrees with .Values.port.
 - name: llm-stream-exporter-tmp
   emptyDir:
     sizeLimit: 16Mi
+{{- if include "llm-stream-exporter.webConfigEnabled" . }}
+- name: llm-stream-exporter-web-config
+  secret:
+    secretName: {{ include "llm-stream-exporter.webConfigSecretName" . }}
+    defaultMode: {{ .Values.webConfig.defaultMode | default 288 }}
+{{- end }}
 {{- range $i, $s := .Values.secrets }}
 - name: llm-stream-exporter-secret-{{ $i }}
   secret:
