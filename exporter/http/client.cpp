@@ -7,8 +7,6 @@
 
 #include "http/timestamping_socket.hpp"
 
-#include <time.h>
-
 #include <algorithm>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/redirect_error.hpp>
@@ -20,6 +18,7 @@
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/write.hpp>
+#include <ctime>
 
 namespace lse::http {
 
@@ -294,6 +293,7 @@ Result<std::optional<Response>> Client::parse_headers() {
   response.status = static_cast<int>(h.result_int());
   response.content_type = std::string(h[bhttp::field::content_type]);
   response.content_encoding = std::string(h[bhttp::field::content_encoding]);
+  response.http_version = std::to_string(h.version() / 10) + "." + std::to_string(h.version() % 10);
   response.retry_after = std::string(h[bhttp::field::retry_after]);
   response.keep_alive = h.keep_alive();
   try {

@@ -46,7 +46,8 @@ struct Response {
   int status = 0;
   std::string content_type;
   std::string content_encoding;
-  std::string retry_after;  // the Retry-After header as sent ("" when absent)
+  std::string http_version;  // "1.1" or "1.0"
+  std::string retry_after;   // the Retry-After header as sent ("" when absent)
   bool keep_alive = false;
 };
 

@@ -37,6 +37,7 @@ enum class F : std::size_t {
   stall_seconds,
   stalled_probes,
   chunks,
+  coalesced,
   output_tokens,
   input_tokens,
   finish_reasons,
@@ -197,6 +198,10 @@ inline constexpr FamilySpec kFamilies[] = {
      "Probes with at least one stall.", Scope::series_set},
     {F::chunks, Type::counter, "llm_stream_chunks_total", "Content chunks received.",
      Scope::series_set},
+    {F::coalesced, Type::counter, "llm_stream_coalesced_chunks_total",
+     "Content chunks that arrived in the same socket read as the chunk before them: data held "
+     "somewhere and released together.",
+     Scope::series_set},
     {F::output_tokens, Type::counter, "llm_stream_output_tokens_total",
      "Completion tokens reported by the server's usage.", Scope::series_set},
     {F::input_tokens, Type::counter, "llm_stream_input_tokens_total",
@@ -232,8 +237,7 @@ inline constexpr FamilySpec kFamilies[] = {
      Scope::target,
      {"api", "model", "host"}},
     {F::backoffs, Type::counter, "llm_stream_backoffs_total",
-     "Rounds of the target pushed back because the server answered 429 or 503 with "
-     "Retry-After.",
+     "Rounds of the target pushed back because the server answered 429 with Retry-After.",
      Scope::target},
     {F::reload_ok, Type::gauge, "llm_stream_exporter_config_last_reload_successful",
      "Whether the last configuration reload attempt succeeded.", Scope::exporter},

@@ -133,6 +133,7 @@ struct Series {
   Counter* stall_seconds = nullptr;
   Counter* stalled_probes = nullptr;
   Counter* chunks = nullptr;
+  Counter* coalesced = nullptr;
   Counter* output_tokens = nullptr;
   Counter* input_tokens = nullptr;
   Counter* warmup = nullptr;
@@ -348,6 +349,7 @@ struct Metrics::Impl {
     s->stall_seconds = &families.counter(F::stall_seconds).Add(s->labels);
     s->stalled_probes = &families.counter(F::stalled_probes).Add(s->labels);
     s->chunks = &families.counter(F::chunks).Add(s->labels);
+    s->coalesced = &families.counter(F::coalesced).Add(s->labels);
     s->output_tokens = &families.counter(F::output_tokens).Add(s->labels);
     s->input_tokens = &families.counter(F::input_tokens).Add(s->labels);
     s->warmup = &families.counter(F::warmup).Add(s->labels);
@@ -369,6 +371,7 @@ struct Metrics::Impl {
     families.counter(F::stall_seconds).Remove(s.stall_seconds);
     families.counter(F::stalled_probes).Remove(s.stalled_probes);
     families.counter(F::chunks).Remove(s.chunks);
+    families.counter(F::coalesced).Remove(s.coalesced);
     families.counter(F::output_tokens).Remove(s.output_tokens);
     families.counter(F::input_tokens).Remove(s.input_tokens);
     families.counter(F::warmup).Remove(s.warmup);
@@ -564,6 +567,7 @@ struct Metrics::Impl {
 
   void count_stream(Series& s, const probe::ProbeResult& r) {
     s.chunks->Increment(static_cast<double>(r.chunks));
+    s.coalesced->Increment(static_cast<double>(r.coalesced_chunks));
     s.stalls->Increment(static_cast<double>(r.stalls));
     s.stall_seconds->Increment(r.stall_seconds);
     if (r.stalls > 0) s.stalled_probes->Increment();

@@ -180,6 +180,7 @@ void Prober::label(const config::Prompt& prompt, ProbeResult& r) const {
   r.model = target_.model;
   r.prompt = prompt.name;
   r.host = host_label_;
+  r.via_proxy = client_.options().proxy.has_value();
   r.stall_threshold = std::chrono::duration<double>(target_.stall_threshold).count();
 }
 
@@ -258,6 +259,8 @@ boost::asio::awaitable<bool> Prober::start(const http::Request& request, Attempt
   }
   const http::Response& response = started.response.value();
   a.r.http_status = a.ending.http_status = response.status;
+  a.r.content_encoding = response.content_encoding;
+  a.r.http_version = response.http_version;
   a.ending.stream_content_type = is_stream_content_type(a.framing, response.content_type);
   if (!a.ending.stream_content_type)
     a.detail = "unexpected content-type '" + response.content_type.substr(0, 64) + "'";

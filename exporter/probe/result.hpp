@@ -32,6 +32,17 @@ struct ServerTimings {
   std::optional<double> load, prompt_eval, eval;
 };
 
+// How one stall ended (DESIGN §6 `stalls_detail`): the content chunk that
+// ended it (1-based), the gap before that chunk, and how many more chunks
+// came right behind it (within the release window of summarize()): held data
+// released in a burst, where a pause at the source resumes at its cadence.
+struct StallDetail {
+  std::size_t at_chunk = 0;
+  double gap = 0;  // seconds
+  std::size_t released_chunks = 0;
+  bool operator==(const StallDetail&) const = default;
+};
+
 struct ProbeResult {
   // identity
   double ts = 0;   // unix seconds at probe start (wall clock, for rows only)
@@ -43,7 +54,11 @@ struct ProbeResult {
   bool ok = false;
   FailureReason reason = FailureReason::none;
   int http_status = 0;
-  std::string error_detail;  // short, secret-free
+  std::string error_detail;  // short, secret-free; the row's "error"
+  // what the path said about itself
+  std::string content_encoding;  // as the server answered ("" = identity)
+  std::string http_version;      // "1.1", "1.0"; "" when no response came
+  bool via_proxy = false;        // sent through an HTTP proxy (proxy_url or the environment)
   // A 429's Retry-After, in seconds from the answer: the scheduler waits at
   // least that long before the target's next probe.
   std::optional<double> retry_after_seconds;
@@ -63,6 +78,10 @@ struct ProbeResult {
   double stall_seconds = 0;
   double stall_threshold = 0.25;
   std::optional<double> gap_p50, gap_p95, gap_max;
+  // release evidence: chunks that came in the same socket read as the one
+  // before them, and each stall's resume
+  std::size_t coalesced_chunks = 0;
+  std::vector<StallDetail> stall_details;
 
   // usage and finish
   std::int64_t prompt_tokens = -1;  // -1 = unknown

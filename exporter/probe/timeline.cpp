@@ -66,6 +66,8 @@ void summarize_phases(const Timeline& t, ProbeResult& out) {
 
 void clear_stream_fields(ProbeResult& out) {
   out.gaps.clear();
+  out.coalesced_chunks = 0;
+  out.stall_details.clear();
   out.stalls = 0;
   out.stall_seconds = 0;
   out.gap_p50.reset();
@@ -97,6 +99,24 @@ void summarize_gaps(const std::vector<TimePoint>& arrivals, double stall_thresho
   out.gap_max = sorted.back();
 }
 
+// Release evidence: chunks stamped with their predecessor's read (gap 0:
+// one socket read delivered both), and for each stall how many chunks
+// followed the one that ended it within the release window.
+void summarize_release(const std::vector<TimePoint>& arrivals, double stall_threshold,
+                       ProbeResult& out) {
+  const double window = out.gap_p50.value_or(0) * kReleaseWindowOfGapP50;
+  for (std::size_t i = 1; i < arrivals.size(); ++i) {
+    if (arrivals[i] == arrivals[i - 1]) ++out.coalesced_chunks;
+    const double gap = out.gaps[i - 1];
+    if (gap < stall_threshold) continue;
+    std::size_t released = 0;
+    for (std::size_t j = i + 1; j < arrivals.size() && seconds(arrivals[i], arrivals[j]) <= window;
+         ++j)
+      ++released;
+    out.stall_details.push_back({i + 1, gap, released});
+  }
+}
+
 }  // namespace
 
 void summarize(const Timeline& t, double stall_threshold, ProbeResult& out) {
@@ -116,6 +136,7 @@ void summarize(const Timeline& t, double stall_threshold, ProbeResult& out) {
   out.ttft = seconds(t.start, first);
   if (t.end) out.tail = seconds(last, *t.end);
   summarize_gaps(t.content_arrivals, stall_threshold, out);
+  summarize_release(t.content_arrivals, stall_threshold, out);
   const double generation = seconds(first, last);
   if (out.completion_tokens > 0 && generation > 0)
     out.output_tokens_per_second = static_cast<double>(out.completion_tokens) / generation;

@@ -28,8 +28,15 @@ struct Timeline {
 // Nearest-rank percentile (q in (0,1]) of an ascending-sorted, non-empty list.
 double nearest_rank(const std::vector<double>& sorted, double q);
 
+// A resumed stream's release window: chunks within this much of the chunk
+// that ended a stall were released with it. A tenth of the stream's gap p50,
+// so a resume at the stream's own cadence is not a burst; chunks of the same
+// socket read (0 apart) always are.
+inline constexpr double kReleaseWindowOfGapP50 = 0.1;
+
 // Fills the clock fields of `out` (ttft, first_reasoning, tail, duration,
-// phases, gaps, chunks, stalls, stall_seconds, gap_p50/p95/max, tokens/s).
+// phases, gaps, chunks, stalls, stall_seconds, gap_p50/p95/max, tokens/s,
+// coalesced_chunks, stall_details).
 // Leaves identity, outcome and usage fields untouched, except that
 // output_tokens_per_second uses out.completion_tokens when it is known.
 void summarize(const Timeline& timeline, double stall_threshold_seconds, ProbeResult& out);

@@ -97,6 +97,18 @@ void append_server_timings(std::string& out, const probe::ProbeResult& r) {
   out += '}';
 }
 
+void append_stall_details(std::string& out, const probe::ProbeResult& r) {
+  out += '[';
+  for (std::size_t i = 0; i < r.stall_details.size(); ++i) {
+    const probe::StallDetail& d = r.stall_details[i];
+    if (i) out += ',';
+    fmt::format_to(std::back_inserter(out), "{{\"at_chunk\":{},\"gap_ms\":", d.at_chunk);
+    append_ms(out, d.gap);
+    fmt::format_to(std::back_inserter(out), ",\"released_chunks\":{}}}", d.released_chunks);
+  }
+  out += ']';
+}
+
 void append_gaps(std::string& out, const probe::ProbeResult& r) {
   out += '[';
   for (std::size_t i = 0; i < r.gaps.size(); ++i) {
@@ -183,6 +195,27 @@ void parse_gaps(element v, std::string_view key, probe::ProbeResult& r) {
     if (g.get_double().get(d) != simdjson::SUCCESS || !std::isfinite(d))
       fail(key, "an array of numbers");
     r.gaps.push_back(d / 1000.0);
+  }
+}
+
+void parse_stall_details(element v, std::string_view key, probe::ProbeResult& r) {
+  if (v.is_null()) return;
+  simdjson::dom::array details;
+  if (v.get_array().get(details) != simdjson::SUCCESS) fail(key, "an array of objects");
+  for (element e : details) {
+    simdjson::dom::object o;
+    if (e.get_object().get(o) != simdjson::SUCCESS) fail(key, "an array of objects");
+    probe::StallDetail d;
+    for (auto f : o) {
+      if (f.key == "at_chunk")
+        d.at_chunk = static_cast<std::size_t>(integer(f.value, "stalls_detail.at_chunk", 1));
+      else if (f.key == "gap_ms")
+        d.gap = number(f.value, "stalls_detail.gap_ms") / 1000.0;
+      else if (f.key == "released_chunks")
+        d.released_chunks =
+            static_cast<std::size_t>(integer(f.value, "stalls_detail.released_chunks", 0));
+    }
+    r.stall_details.push_back(d);
   }
 }
 
@@ -273,6 +306,32 @@ constexpr RowField kRowFields[] = {
     {"gaps_ms", false, append_gaps, parse_gaps},
     {"host", false, [](Out& o, const R& r) { append_string_or_null(o, r.host); },
      [](E v, K k, R& r) { r.host = string_or_null(v, k); }},
+    {"error", false, [](Out& o, const R& r) { append_string_or_null(o, r.error_detail); },
+     [](E v, K k, R& r) { r.error_detail = string_or_null(v, k); }},
+    {"content_encoding", false,
+     [](Out& o, const R& r) {
+       // Known once headers came: "" then means identity, written as such.
+       if (r.http_version.empty())
+         o += "null";
+       else
+         append_string(o, r.content_encoding.empty() ? "identity" : r.content_encoding);
+     },
+     [](E v, K k, R& r) {
+       r.content_encoding = string_or_null(v, k);
+       if (r.content_encoding == "identity") r.content_encoding.clear();
+     }},
+    {"http_version", false, [](Out& o, const R& r) { append_string_or_null(o, r.http_version); },
+     [](E v, K k, R& r) { r.http_version = string_or_null(v, k); }},
+    {"via_proxy", false, [](Out& o, const R& r) { o += r.via_proxy ? "true" : "false"; },
+     [](E v, K k, R& r) {
+       if (v.get_bool().get(r.via_proxy) != simdjson::SUCCESS) fail(k, "true or false");
+     }},
+    {"coalesced_chunks", false,
+     [](Out& o, const R& r) {
+       append_int_or_null(o, static_cast<long long>(r.coalesced_chunks), true);
+     },
+     [](E v, K k, R& r) { r.coalesced_chunks = static_cast<std::size_t>(integer(v, k, 0)); }},
+    {"stalls_detail", false, append_stall_details, parse_stall_details},
 };
 
 // Reads every known field of `obj` into `r`; returns the required keys seen

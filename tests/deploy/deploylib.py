@@ -36,6 +36,7 @@ COUNTERS = {
     "llm_stream_stall_seconds_total",
     "llm_stream_stalled_probes_total",
     "llm_stream_chunks_total",
+    "llm_stream_coalesced_chunks_total",
     "llm_stream_output_tokens_total",
     "llm_stream_input_tokens_total",
     "llm_stream_finish_reasons_total",

@@ -68,7 +68,7 @@ class Series:
         }
         self.phase = {p: Histogram(PHASE_BUCKETS) for p in PHASES}
         self.c = {k: 0 for k in ("success", "failure", "stalls", "stall_seconds", "stalled", "chunks",
-                                 "out_tokens", "in_tokens", "warmup")}
+                                 "coalesced", "out_tokens", "in_tokens", "warmup")}
         self.failures = {r: 0 for r in REASONS}
         self.finish = {"stop": 0, "length": 0}
         self.last_success = 0
@@ -105,6 +105,7 @@ class Series:
         self.c["stall_seconds"] += sum(stalls)
         self.c["stalled"] += 1 if stalls else 0
         self.c["chunks"] += len(gaps) + 1
+        self.c["coalesced"] += sum(1 for g in gaps if g < 0.001)  # same read as the chunk before
         tail = rnd.uniform(.001, .05)
         self.h["tail_seconds"].observe(tail)
         self.h["duration_seconds"].observe(ttft + sum(gaps) + tail)
@@ -132,6 +133,7 @@ class Series:
             out.append(f'llm_stream_finish_reasons_total{{{L},reason="{r}"}} {v}')
         for metric, key in (("stalls_total", "stalls"), ("stall_seconds_total", "stall_seconds"),
                             ("stalled_probes_total", "stalled"), ("chunks_total", "chunks"),
+                            ("coalesced_chunks_total", "coalesced"),
                             ("output_tokens_total", "out_tokens"), ("input_tokens_total", "in_tokens"),
                             ("warmup_probes_total", "warmup")):
             out.append(f"llm_stream_{metric}{{{L}}} {self.c[key]}")

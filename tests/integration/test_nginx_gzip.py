@@ -33,9 +33,13 @@ class NginxGzip(unittest.TestCase):
                 for t in targets:
                     ex.wait_probes(t['name'], 1, timeout=20)
                 rows = {t['name']: ex.rows(t['name'])[0] for t in targets}
+                coalesced = {l['target']: v for n, l, v in ex.samples()
+                             if n == 'llm_stream_coalesced_chunks_total'}
             for name, row in rows.items():
                 self.assertTrue(row['ok'], (name, row))
                 self.assertEqual(row['chunks'], 25, name)
+                self.assertEqual(row['http_version'], '1.1', name)
+                self.assertFalse(row['via_proxy'], name)  # a reverse proxy, not an HTTP proxy
 
             # Identity through the buffering proxy: a healthy stream.
             # (nginx opens a new upstream connection per request: allow 30 ms for the hop.)
@@ -43,6 +47,8 @@ class NginxGzip(unittest.TestCase):
             self.assertAlmostEqual(ident['ttft_ms'], 100, delta=30)
             self.assertLess(ident['gap_max_ms'], 80)
             self.assertEqual(ident['stalls'], 0)
+            self.assertEqual(ident['content_encoding'], 'identity')
+            self.assertEqual(ident['coalesced_chunks'], 0)
 
             # Browser profile through the same proxy: the whole answer arrives at once.
             for name in ('browser', 'gzip-list'):
@@ -50,9 +56,16 @@ class NginxGzip(unittest.TestCase):
                 self.assertGreater(b['ttft_ms'], SCRIPTED_LAST_CHUNK_MS - 10, name)
                 self.assertGreater(b['ttft_ms'], 0.9 * b['duration_ms'], name)
                 self.assertLess(b['gap_max_ms'], 5, name)  # every chunk in the same read(s)
+                # The row says the answer was compressed and came held together:
+                # 25 chunks in at most a few reads.
+                self.assertEqual(b['content_encoding'], 'gzip', name)
+                self.assertGreaterEqual(b['coalesced_chunks'], 20, name)
+                self.assertGreaterEqual(coalesced[name], b['coalesced_chunks'], name)
 
             # Compressed but flushed per write: counted chunk by chunk with the scripted gaps.
             s = rows['browser-streaming']
+            self.assertEqual(s['content_encoding'], 'gzip')
+            self.assertEqual(s['coalesced_chunks'], 0)
             self.assertAlmostEqual(s['ttft_ms'], 100, delta=30)
             gaps = s['gaps_ms']
             self.assertEqual(len(gaps), 24)

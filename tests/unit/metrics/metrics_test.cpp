@@ -554,7 +554,7 @@ TEST_F(MetricsTest, RenderOfTenTargetsByThreePromptsIsWellFormed) {
       ++samples;
     }
   }
-  EXPECT_EQ(families.size(), 34u);  // 25 + row_write_errors_total + target_info + 6 process_*
+  EXPECT_EQ(families.size(), 35u);  // 25 + row_write_errors_total + target_info + 6 process_*
   auto e = parse_exposition(text);
   EXPECT_TRUE(e.bad_lines.empty());
   EXPECT_EQ(e.samples.size(), samples);

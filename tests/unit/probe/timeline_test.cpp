@@ -142,3 +142,52 @@ TEST(NearestRank, MatchesDefinition) {
   EXPECT_EQ(nearest_rank(v, 0.9), 9);
   EXPECT_EQ(nearest_rank({7}, 0.95), 7);
 }
+
+// Release evidence: a pause at the source resumes at the stream's cadence
+// (nothing released), a hold in transit releases what it held in one read.
+TEST(Timeline, StallResumedAtCadenceReleasesNothing) {
+  std::vector<int> gaps(29, 20);
+  gaps[9] = 300;  // the source pauses before chunk 11, then streams on at 20 ms
+  ProbeResult r;
+  summarize(planted(gaps, 150, 7), 0.25, r);
+  EXPECT_EQ(r.coalesced_chunks, 0u);
+  ASSERT_EQ(r.stall_details.size(), 1u);
+  EXPECT_EQ(r.stall_details[0].at_chunk, 11u);
+  EXPECT_NEAR(r.stall_details[0].gap, 0.300, 1e-9);
+  EXPECT_EQ(r.stall_details[0].released_chunks, 0u);
+}
+
+TEST(Timeline, HeldChunksReleasedTogetherAreABurst) {
+  // 20 ms cadence; then a 400 ms hold after chunk 10 releases chunks 11..15
+  // in one socket read (the same stamp), and the stream goes on.
+  std::vector<int> gaps(29, 20);
+  gaps[9] = 400;
+  for (int i = 10; i < 14; ++i) gaps[static_cast<std::size_t>(i)] = 0;
+  ProbeResult r;
+  summarize(planted(gaps, 150, 7), 0.25, r);
+  EXPECT_EQ(r.coalesced_chunks, 4u);  // chunks 12..15 came with their predecessor
+  ASSERT_EQ(r.stall_details.size(), 1u);
+  EXPECT_EQ(r.stall_details[0].at_chunk, 11u);
+  EXPECT_EQ(r.stall_details[0].released_chunks, 4u);
+  EXPECT_EQ(r.stalls, 1u);
+}
+
+TEST(Timeline, ReleaseWindowIsATenthOfTheGapP50) {
+  // Cadence 100 ms; after a 500 ms stall, chunks 9 and 10 arrive 5 and 9 ms
+  // behind chunk 8 (within 10 ms, a tenth of p50); chunk 11 at 100 ms is not.
+  std::vector<int> gaps = {100, 100, 100, 100, 100, 100, 500, 5, 4, 91, 100, 100, 100};
+  ProbeResult r;
+  summarize(planted(gaps, 150, 7), 0.25, r);
+  ASSERT_EQ(r.stall_details.size(), 1u);
+  EXPECT_EQ(r.stall_details[0].at_chunk, 8u);
+  EXPECT_EQ(r.stall_details[0].released_chunks, 2u);
+  EXPECT_EQ(r.coalesced_chunks, 0u);  // 5 ms apart is another read
+}
+
+TEST(Timeline, AllAtOnceAnswerIsCoalescedWithoutStalls) {
+  std::vector<int> gaps(19, 0);  // a buffered answer: 20 chunks in one read
+  ProbeResult r;
+  summarize(planted(gaps, 2000, 1), 0.25, r);
+  EXPECT_EQ(r.coalesced_chunks, 19u);
+  EXPECT_TRUE(r.stall_details.empty());
+}

@@ -36,6 +36,10 @@ probe::ProbeResult full_result() {
   r.prompt_tokens = 14;
   r.completion_tokens = 9;
   r.finish_reason = "stop";
+  r.http_version = "1.1";
+  r.content_encoding = "gzip";
+  r.coalesced_chunks = 1;
+  r.stall_details = {{4, 0.3004, 1}};
   return r;
 }
 
@@ -49,7 +53,9 @@ TEST(RowJson, ExactRowForAKnownProbe) {
       R"("gap_max_ms":300.400,"phases_ms":{"resolve":1.200,"connect":10.100,"tls":20.000,)"
       R"("request":0.100,"headers":300.000,"first_token":123.457},)"
       R"("usage":{"prompt_tokens":14,"completion_tokens":9},"server_ms":null,"finish_reason":"stop",)"
-      R"("gaps_ms":[0.000,21.000,300.400,45.500],"host":"probe-1"})");
+      R"("gaps_ms":[0.000,21.000,300.400,45.500],"host":"probe-1","error":null,)"
+      R"("content_encoding":"gzip","http_version":"1.1","via_proxy":false,"coalesced_chunks":1,)"
+      R"("stalls_detail":[{"at_chunk":4,"gap_ms":300.400,"released_chunks":1}]})");
 }
 
 TEST(RowJson, MissingValuesAreNull) {
@@ -60,13 +66,16 @@ TEST(RowJson, MissingValuesAreNull) {
   r.reason = probe::FailureReason::connect;
   r.phases[static_cast<int>(probe::Phase::resolve)] = 0.001;
   r.duration = 0.0035;
+  r.error_detail = "connect 10.0.0.7:443: Connection refused";
+  r.via_proxy = true;
   EXPECT_EQ(
       to_row_json(r),
       R"({"ts":1.000,"id":null,"target":"t","model":"","prompt":"","ok":false,"reason":"connect",)"
       R"("http_status":null,"ttft_ms":null,"duration_ms":3.500,"tail_ms":null,"chunks":0,)"
       R"("stalls":0,"gap_p50_ms":null,"gap_p95_ms":null,"gap_max_ms":null,)"
       R"("phases_ms":{"resolve":1.000},"usage":null,"server_ms":null,"finish_reason":null,"gaps_ms":[],)"
-      R"("host":null})");
+      R"("host":null,"error":"connect 10.0.0.7:443: Connection refused","content_encoding":null,)"
+      R"("http_version":null,"via_proxy":true,"coalesced_chunks":0,"stalls_detail":[]})");
 }
 
 TEST(RowJson, IdReadsBackAndRowsWithoutOneAreStillRows) {
@@ -128,6 +137,17 @@ void expect_same_row(const probe::ProbeResult& a, const probe::ProbeResult& b) {
   EXPECT_EQ(a.prompt_tokens, b.prompt_tokens);
   EXPECT_EQ(a.completion_tokens, b.completion_tokens);
   EXPECT_EQ(a.finish_reason, b.finish_reason);
+  EXPECT_EQ(a.error_detail, b.error_detail);
+  EXPECT_EQ(a.content_encoding, b.content_encoding);
+  EXPECT_EQ(a.http_version, b.http_version);
+  EXPECT_EQ(a.via_proxy, b.via_proxy);
+  EXPECT_EQ(a.coalesced_chunks, b.coalesced_chunks);
+  ASSERT_EQ(a.stall_details.size(), b.stall_details.size());
+  for (std::size_t i = 0; i < a.stall_details.size(); ++i) {
+    EXPECT_EQ(a.stall_details[i].at_chunk, b.stall_details[i].at_chunk);
+    EXPECT_NEAR(a.stall_details[i].gap, b.stall_details[i].gap, us);
+    EXPECT_EQ(a.stall_details[i].released_chunks, b.stall_details[i].released_chunks);
+  }
   ASSERT_EQ(a.server.has_value(), b.server.has_value());
   if (a.server) {
     opt(a.server->load, b.server->load, "server load");
@@ -161,6 +181,9 @@ TEST(RowJson, RoundTripIsExactAtRowPrecision) {
   failed.finish_reason.clear();
   failed.prompt_tokens = failed.completion_tokens = -1;
   failed.phases[static_cast<int>(probe::Phase::tls)].reset();
+  failed.error_detail = "no content for 30 s";
+  failed.content_encoding.clear();  // identity, written as such
+  failed.via_proxy = true;
 
   for (const auto& r : {full_result(), failed}) {
     const std::string line = to_row_json(r);
