@@ -582,11 +582,13 @@ def drilldown():
             id_last=True)
     lay.add(state_timeline(
         "Diagnosis",
-        "Which of four typical shapes the target's recent probes show, per prompt (orange = "
+        "Which of five typical shapes the target's recent probes show, per prompt (orange = "
         "holds). queue: time to first token high while the gaps stay tight, the provider queues "
-        "requests (owner: provider or model-serving capacity). transport: a fat tail of long "
-        "gaps while the median is fine, something on the path buffers the stream (owner: "
-        "network/proxy team). long_answer: flat, steady stream that is simply long, look at the "
+        "requests (owner: provider or model-serving capacity). transport: long gaps that end in "
+        "bursts of held chunks, or answers that arrive all at once: something on the path "
+        "buffers the stream, e.g. compression or proxy buffering (owner: network/proxy team). "
+        "generation: long gaps after which the stream resumes at its normal pace: the model or "
+        "server pauses mid-answer (owner: provider or model-serving team). long_answer: flat, steady stream that is simply long, look at the "
         "prompt or max tokens (owner: the application/prompt owner). shared_capacity: wide spread "
         "between identical runs, the endpoint's capacity is shared with other load (owner: "
         "provider). Good: nothing orange.",

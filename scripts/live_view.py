@@ -98,7 +98,7 @@ def render(url, per, started):
                     + ', '.join(f'{k}={v:.0f}' for k, v in sorted(s['reasons'].items())))
     rows.append('')
     rows.append('gap p95 and max gap are estimated from histogram buckets (as Prometheus does);')
-    rows.append('diagnosis (queue, transport, long_answer, shared_capacity) appears after 5 probes of a prompt.')
+    rows.append('diagnosis (queue, transport, long_answer, shared_capacity, generation) appears after 5 probes of a prompt.')
     return '\n'.join(rows)
 
 

@@ -77,7 +77,7 @@ inline constexpr std::array<std::string_view, 6> kFinishReasons = {
     "stop", "length", "content_filter", "tool_calls", "function_call", "other"};
 
 // DESIGN §7 shapes (report::kAllShapes; metrics.cpp checks the count).
-inline constexpr std::size_t kShapeCount = 4;
+inline constexpr std::size_t kShapeCount = 5;
 
 // The process_* series (process.cpp checks the count). Each is left out when
 // its /proc file cannot be read; series_count counts all of them.
@@ -223,7 +223,8 @@ inline constexpr FamilySpec kFamilies[] = {
     {F::diagnosis,
      Type::gauge,
      "llm_stream_diagnosis",
-     "Diagnosis verdict per shape (queue, transport, long_answer, shared_capacity): 1 when the "
+     "Diagnosis verdict per shape (queue, transport, long_answer, shared_capacity, generation): 1 "
+     "when the "
      "shape holds for the recent window.",
      Scope::series_set,
      {"shape"},

@@ -1,4 +1,4 @@
-// The four shapes (DESIGN §7) as a table of rules (kRules below): each entry
+// The five shapes (DESIGN §7) as a table of rules (kRules below): each entry
 // is one shape with its condition, the thresholds it is held against, the
 // sentence that says why in plain words, and the numbers behind it.
 // docs/diagnosis.md explains the rules and the defaults.
@@ -20,6 +20,7 @@ std::string_view to_string(Shape s) {
     case Shape::transport: return "transport";
     case Shape::long_answer: return "long_answer";
     case Shape::shared_capacity: return "shared_capacity";
+    case Shape::generation: return "generation";
   }
   return "";
 }
@@ -30,6 +31,7 @@ std::string_view title(Shape s) {
     case Shape::transport: return "transport";
     case Shape::long_answer: return "long answer";
     case Shape::shared_capacity: return "shared capacity";
+    case Shape::generation: return "generation";
   }
   return "";
 }
@@ -39,22 +41,51 @@ std::string_view advice(Shape s) {
     case Shape::queue:
       return "the wait is before the first token: shorten the input or lower the concurrency";
     case Shape::transport:
-      return "the model streams evenly but something between it and you holds chunks back: "
-             "look for proxy buffering (nginx proxy_buffering, compression) on the path";
+      return "something between the server and you holds chunks back and releases them "
+             "together: look on the path for compression of the stream (nginx gzip, caddy "
+             "encode, apache mod_deflate, express compression), proxy buffering (nginx "
+             "proxy_buffering) or haproxy's batching (option http-no-delay)";
     case Shape::long_answer:
       return "the stream is healthy, the answer is just long: cap max_tokens";
     case Shape::shared_capacity:
       return "identical runs differ widely: the capacity is shared; report p95, not the mean";
+    case Shape::generation:
+      return "the model or server pauses mid-answer: stalls end with chunks at normal cadence, "
+             "so nothing on the path held them; look at the server (batching, preemption, "
+             "KV-cache pressure, tool calls)";
   }
   return "";
 }
 
+bool is_all_at_once(const probe::ProbeResult& r) {
+  if (r.chunks < 8 || !r.ttft) return false;
+  const auto pairs = static_cast<double>(r.chunks - 1);
+  return static_cast<double>(r.coalesced_chunks) >= 0.9 * pairs || *r.ttft >= 0.9 * r.duration;
+}
+
+namespace {
+
+// The release evidence of one probe, added to the window's.
+void add_release(const probe::ProbeResult& r, WindowStats& w, std::size_t& pairs,
+                 std::size_t& coalesced) {
+  w.stalls += r.stall_details.size();
+  for (const auto& d : r.stall_details)
+    if (d.released_chunks >= kBurstChunks) ++w.burst_stalls;
+  if (is_all_at_once(r)) ++w.buffered_probes;
+  if (r.chunks > 1) pairs += r.chunks - 1;
+  coalesced += r.coalesced_chunks;
+}
+
+}  // namespace
+
 WindowStats window_stats(const std::vector<probe::ProbeResult>& probes) {
   WindowStats w;
   std::vector<double> ttft, duration, gaps, max_gaps, chunks;
+  std::size_t pairs = 0, coalesced = 0;
   for (const auto& r : probes) {
     if (!counts_as_measurement(r)) continue;
     ++w.probes;
+    add_release(r, w, pairs, coalesced);
     if (r.ttft) ttft.push_back(*r.ttft);
     duration.push_back(r.duration);
     gaps.insert(gaps.end(), r.gaps.begin(), r.gaps.end());
@@ -77,6 +108,7 @@ WindowStats window_stats(const std::vector<probe::ProbeResult>& probes) {
   w.typical_max_gap = percentile(max_gaps, 0.50);
   w.stalled_share = static_cast<double>(w.stalled_probes) / static_cast<double>(w.probes);
   w.chunks_p50 = percentile(chunks, 0.50).value_or(0);
+  if (pairs > 0) w.coalesced_share = static_cast<double>(coalesced) / static_cast<double>(pairs);
   return w;
 }
 
@@ -112,12 +144,40 @@ GapShape gap_shape(const WindowStats& w, const config::DiagnosisThresholds& t) {
   return g;
 }
 
+// Whether held data shows itself: stalls that end in bursts, chunks that
+// share a read, answers that arrive all at once (docs/diagnosis.md).
+struct Release {
+  double burst_share = 0;     // burst stalls / stalls
+  double buffered_share = 0;  // all-at-once answers / probes
+  double coalesced_share = 0;
+  bool bursts = false, coalesced = false, buffered = false;
+  bool holds() const { return bursts || coalesced || buffered; }
+};
+
+Release release_of(const WindowStats& w) {
+  Release r;
+  if (w.stalls > 0)
+    r.burst_share = static_cast<double>(w.burst_stalls) / static_cast<double>(w.stalls);
+  if (w.probes > 0)
+    r.buffered_share = static_cast<double>(w.buffered_probes) / static_cast<double>(w.probes);
+  r.coalesced_share = w.coalesced_share;
+  r.bursts = w.stalls > 0 && r.burst_share >= kReleaseShare;
+  r.coalesced = r.coalesced_share >= kReleaseShare;
+  r.buffered = r.buffered_share >= kReleaseShare;
+  return r;
+}
+
 // What every rule reads: the window's numbers, missing values as 0.
 struct Evidence {
   const WindowStats& w;
   double probes, ttft50, ttft95, dur50, dur95, gap50, gap95, typical_max;
   double ttft_spread, dur_spread;  // p95/p50 (0 when p50 is 0)
   GapShape gaps;
+  Release release;
+  // The gaps are not flat and nothing says a hop held them: the source paused.
+  bool source_pauses() const { return gaps.holds() && !release.holds(); }
+  // The gaps are not flat (or the answer came at once) and a hop released held data.
+  bool held_in_transit() const { return (gaps.holds() && release.holds()) || release.buffered; }
 };
 
 Evidence evidence_of(const WindowStats& w, const config::DiagnosisThresholds& t) {
@@ -134,7 +194,18 @@ Evidence evidence_of(const WindowStats& w, const config::DiagnosisThresholds& t)
           w.typical_max_gap.value_or(0),
           ttft50 > 0 ? ttft95 / ttft50 : 0,
           dur50 > 0 ? dur95 / dur50 : 0,
-          gap_shape(w, t)};
+          gap_shape(w, t),
+          release_of(w)};
+}
+
+// The release evidence in words, for the transport and generation whys.
+std::string release_why(const Evidence& e) {
+  const Release& r = e.release;
+  return fmt::format(
+      "{} of {} stall{} ended in a burst (>= {} chunks right behind), {} of chunks came in "
+      "their predecessor's read, {} of answers arrived all at once",
+      e.w.burst_stalls, e.w.stalls, e.w.stalls == 1 ? "" : "s", kBurstChunks,
+      format_percent(r.coalesced_share), format_percent(r.buffered_share));
 }
 
 const char* cmp(bool above, const char* yes, const char* no) { return above ? yes : no; }
@@ -174,6 +245,26 @@ std::string transport_why(const Evidence& e, const config::DiagnosisThresholds& 
   return why + fmt::format("; TTFT p50 {}", format_seconds(e.ttft50));
 }
 
+// transport: the gap shape and the release evidence that says a hop held it.
+std::string held_why(const Evidence& e, const config::DiagnosisThresholds& t) {
+  std::string why = transport_why(e, t) + "; " + release_why(e);
+  if (e.gaps.holds() && !e.release.holds())
+    why += fmt::format(" (under {}: nothing was released at once, see generation)",
+                       format_percent(kReleaseShare));
+  if (e.release.buffered)
+    why +=
+        "; buffered: whether the server also queued cannot be seen from here; probe with "
+        "accept_encoding: [identity] or around the proxy";
+  return why;
+}
+
+// generation: the gap shape without release evidence.
+std::string source_why(const Evidence& e, const config::DiagnosisThresholds& t) {
+  std::string why = transport_why(e, t) + "; " + release_why(e);
+  if (e.gaps.holds() && e.release.holds()) why += ": the pauses were held on the path (transport)";
+  return why;
+}
+
 using Thresholds = config::DiagnosisThresholds;
 using Numbers = std::vector<std::pair<std::string, double>>;
 
@@ -184,6 +275,24 @@ struct Rule {
   std::string (*why)(const Evidence&, const Thresholds&);
   Numbers (*numbers)(const Evidence&, const Thresholds&);
 };
+
+// The numbers behind transport and generation: the gap shape and the
+// release evidence that tells the two apart.
+Numbers gap_numbers(const Evidence& e, const Thresholds& t) {
+  return Numbers{{"probes", e.probes},
+                 {"gap_p50_seconds", e.gap50},
+                 {"gap_p95_seconds", e.gap95},
+                 {"typical_max_gap_seconds", e.typical_max},
+                 {"gap_p95_ratio", e.gaps.ratio},
+                 {"max_gap_ratio", e.gaps.max_ratio},
+                 {"stalled_share", e.w.stalled_share},
+                 {"burst_stall_share", e.release.burst_share},
+                 {"coalesced_share", e.release.coalesced_share},
+                 {"all_at_once_share", e.release.buffered_share},
+                 {"transport_gap_ratio", t.transport_gap_ratio},
+                 {"transport_min_stall_ratio", t.transport_min_stall_ratio},
+                 {"release_share", kReleaseShare}};
+}
 
 // The rules, in kAllShapes order. Thresholds are config values
 // (`diagnosis:`, defaults in config.hpp and docs/diagnosis.md).
@@ -204,8 +313,10 @@ constexpr Rule kRules[] = {
                           format_seconds(e.gap95), cmp(tight, "<", ">="),
                           format_seconds(t.queue_gap_p95_seconds),
                           slow && tight && e.gaps.all_in_bursts
-                              ? " but the answer arrives in one burst: the wait is buffering, "
-                                "not a queue"
+                              ? " but the answer arrives in one burst, so the wait includes the "
+                                "generation: buffered, whether the server also queued cannot "
+                                "be seen from here; probe with accept_encoding: [identity] or "
+                                "around the proxy"
                               : "");
      },
      [](const Evidence& e, const Thresholds& t) {
@@ -217,19 +328,10 @@ constexpr Rule kRules[] = {
      }},
     {// transport: the gap tail is fat against the gap median, in any of
      // four ways (GapShape: fat tail, a typical stall, common stalls, bursts).
-     Shape::transport, [](const Evidence& e, const Thresholds&) { return e.gaps.holds(); },
-     transport_why,
-     [](const Evidence& e, const Thresholds& t) {
-       return Numbers{{"probes", e.probes},
-                      {"gap_p50_seconds", e.gap50},
-                      {"gap_p95_seconds", e.gap95},
-                      {"typical_max_gap_seconds", e.typical_max},
-                      {"gap_p95_ratio", e.gaps.ratio},
-                      {"max_gap_ratio", e.gaps.max_ratio},
-                      {"stalled_share", e.w.stalled_share},
-                      {"transport_gap_ratio", t.transport_gap_ratio},
-                      {"transport_min_stall_ratio", t.transport_min_stall_ratio}};
-     }},
+     // Held in transit: it also needs release evidence (Release: stalls
+     // that end in bursts, chunks sharing reads, answers all at once).
+     Shape::transport, [](const Evidence& e, const Thresholds&) { return e.held_in_transit(); },
+     held_why, gap_numbers},
     {// long answer: TTFT and gaps flat, duration still high.
      Shape::long_answer,
      [](const Evidence& e, const Thresholds& t) {
@@ -274,6 +376,10 @@ constexpr Rule kRules[] = {
                       {"duration_spread_ratio", e.dur_spread},
                       {"spread_ratio", t.spread_ratio}};
      }},
+    {// generation: the gaps are not flat and nothing was released at once:
+     // the source paused and resumed at its cadence.
+     Shape::generation, [](const Evidence& e, const Thresholds&) { return e.source_pauses(); },
+     source_why, gap_numbers},
 };
 static_assert(std::size(kRules) == kAllShapes.size());
 

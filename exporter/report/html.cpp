@@ -371,7 +371,7 @@ thead th{color:var(--muted);font-weight:600}
 .overview td:nth-child(2),.overview th:nth-child(2){text-align:left}
 .badge{display:inline-block;border-radius:10px;padding:1px 9px;margin:0 4px 2px 0;font-size:12px;color:#fff;background:var(--muted)}
 .badge.queue{background:#7b4bd1}.badge.transport{background:var(--stall)}.badge.long_answer{background:var(--warn)}
-.badge.shared_capacity{background:#0f7f8c}.badge.none{background:var(--ok)}
+.badge.shared_capacity{background:#0f7f8c}.badge.generation{background:#b5542a}.badge.none{background:var(--ok)}
 .chart{width:100%;height:auto;display:block;background:var(--panel);border-radius:6px;margin:4px 0}
 .grid{stroke:var(--line);stroke-width:1}.tick{fill:var(--muted);font-size:11px}.name{fill:var(--fg);font-size:13px;font-weight:600}
 .lbl{fill:var(--fg);font-size:11px;font-variant-numeric:tabular-nums}.lbl.bad{fill:var(--stall)}

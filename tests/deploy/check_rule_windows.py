@@ -137,7 +137,8 @@ def alerts_of(docs):
 
 
 QUANTILE = ("LLMStreamGapP95High", "LLMStreamGapP95Critical", "LLMStreamTTFTP95High")
-RATIO = ("LLMStreamStallsFrequent", "LLMStreamProbesFailing", "LLMStreamProbesMissing")
+RATIO = ("LLMStreamStallsFrequent", "LLMStreamProbesFailing", "LLMStreamProbesMissing",
+         "LLMStreamBuffered")
 # I -> (W_q, W_r, {alert: for}, stale age threshold)
 EXPECTED = {
     "30s": ("10m", "15m", {"LLMStreamGapP95High": "15m", "LLMStreamGapP95Critical": "10m",
@@ -150,6 +151,7 @@ EXPECTED = {
                           "LLMStreamProbesMissing": "10m", "LLMStreamProbesStale": "10m"}, 1200),
     "5m": ("50m", "75m", {"LLMStreamGapP95High": "75m", "LLMStreamGapP95Critical": "50m",
                           "LLMStreamTTFTP95High": "75m", "LLMStreamStallsFrequent": "75m",
+                          "LLMStreamBuffered": "75m",
                           "LLMStreamProbesFailing": "50m", "LLMStreamProbesMissing": "25m",
                           "LLMStreamProbesStale": "25m"}, 3000),
 }

@@ -50,6 +50,7 @@ REQUIRED_ALERTS = {
     "LLMStreamGapP95High": "warning",
     "LLMStreamGapP95Critical": "critical",
     "LLMStreamStallsFrequent": None,
+    "LLMStreamBuffered": "warning",
     "LLMStreamTTFTP95High": None,
     "LLMStreamProbesFailing": None,
     "LLMStreamProbesMissing": None,

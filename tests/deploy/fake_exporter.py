@@ -24,7 +24,7 @@ TPS_BUCKETS = [1, 2, 5, 10, 20, 30, 50, 75, 100, 150, 200, 300, 500, 1000]
 PHASES = ["resolve", "connect", "tls", "request", "headers", "first_token"]
 REASONS = ["resolve", "connect", "tls", "http_4xx", "http_429", "http_5xx", "timeout_first_token",
            "timeout_idle", "timeout_total", "truncated", "protocol", "upstream_error", "canceled"]
-SHAPES = ["queue", "transport", "long_answer", "shared_capacity"]
+SHAPES = ["queue", "transport", "long_answer", "shared_capacity", "generation"]
 TARGETS = {"fake-openai": "gpt-4o-mini", "fake-vllm": "llama-3.1-8b", "fake-claude": "claude-sonnet-4-5"}
 # llm_stream_target_info's api and host of each target (DESIGN §9).
 TARGET_INFO = {"fake-openai": ("openai-chat", "api.openai.com"),

@@ -23,7 +23,7 @@ from harness import Nginx, TempDir, Upstream
 from run_helpers import HoldingFront, held_shapes, run_cli, run_config, series
 
 
-class FourShapes(unittest.TestCase):
+class Shapes(unittest.TestCase):
     def test_each_shape_diagnosed_and_healthy_is_none(self):
         with TempDir() as tmp, Upstream(tmp) as up, \
                 Nginx(tmp, up.base, {'gz': ['proxy_buffering on', 'gzip on', 'gzip_types text/event-stream',
@@ -34,6 +34,8 @@ class FourShapes(unittest.TestCase):
                 'queue': ({'url': up.url('ttft=1300,gap=15,chunks=12')}, ['queue']),
                 'transport': ({'url': up.url('ttft=80,gap=15,chunks=48,per_write=8,stall=16:400;32:400')},
                               ['transport']),
+                # A direct upstream that pauses by itself: the pause is the source's.
+                'pause': ({'url': up.url('ttft=80,gap=20,chunks=40,stall=12:400;28:400')}, ['generation']),
                 'nginx-gzip': ({'url': ng.url('gz', 'ttft=80,gap=15,chunks=40'),
                                 'extra': ['accept_encoding: [gzip]']}, ['transport']),
                 'long': ({'url': up.url('ttft=50,gap=10,jitter=2,chunks=180')}, ['long_answer']),
@@ -61,6 +63,12 @@ class FourShapes(unittest.TestCase):
             self.assertGreaterEqual(sp['ttft_p95_seconds'], 1.2)
             self.assertLess(sp['ttft_p50_seconds'], 0.5)
             self.assertEqual(front.held, [3, 7])  # of 11 requests: 1 warmup + 10 runs
+            # The pause and the buffer are told apart by how the streams resumed.
+            pause = {v['shape']: v['numbers'] for v in series(summary, 'pause')['diagnosis']}['generation']
+            self.assertEqual(pause['burst_stall_share'], 0.0)
+            self.assertEqual(pause['stalled_share'], 1.0)
+            gz = {v['shape']: v['numbers'] for v in series(summary, 'nginx-gzip')['diagnosis']}['transport']
+            self.assertEqual(gz['all_at_once_share'], 1.0)
 
             # The table format says the same in words.
             small = run_config(tmp, [t for t in targets if t['name'] in ('healthy', 'queue')], name='small.yaml',

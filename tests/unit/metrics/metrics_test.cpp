@@ -507,7 +507,8 @@ TEST_F(MetricsTest, DiagnosisVerdicts) {
   EXPECT_EQ(value_of(e, "llm_stream_diagnosis", plus(l, "shape", "queue")), 0.0);
   // Holds, but on too few probes: no verdict, so 0.
   EXPECT_EQ(value_of(e, "llm_stream_diagnosis", plus(l, "shape", "shared_capacity")), 0.0);
-  EXPECT_EQ(count_samples(e, "llm_stream_diagnosis"), 4u);
+  EXPECT_EQ(value_of(e, "llm_stream_diagnosis", plus(l, "shape", "generation")), 0.0);
+  EXPECT_EQ(count_samples(e, "llm_stream_diagnosis"), 5u);
 
   // A later window where transport no longer holds flips it back.
   metrics.set_diagnosis({"t", "p"}, {verdict(report::Shape::transport, false)});

@@ -119,15 +119,15 @@ config::SeriesCount per_target_prompt(const config::Config& base) {
 
 TEST(SeriesCount, FiguresPerTargetAndPrompt) {
   config::Config c;
-  // Series set 281: histograms 252 (phases 6 × 17 = 102), counters 23,
-  // gauges 6; per target 3 (stall threshold, target info, backoffs). Finish reasons
+  // Series set 282: histograms 252 (phases 6 × 17 = 102), counters 23,
+  // gauges 7 (diagnosis 5); per target 3 (stall threshold, target info, backoffs). Finish reasons
   // add up to 6.
-  EXPECT_EQ(per_target_prompt(c).at_start, 284u);
-  EXPECT_EQ(per_target_prompt(c).at_most, 290u);
+  EXPECT_EQ(per_target_prompt(c).at_start, 285u);
+  EXPECT_EQ(per_target_prompt(c).at_most, 291u);
   c.metrics.phases = config::PhaseSeries::sum_count;  // 6 × 3 instead of 6 × 17
-  EXPECT_EQ(per_target_prompt(c).at_most, 206u);
+  EXPECT_EQ(per_target_prompt(c).at_most, 207u);
   c.metrics.phases = config::PhaseSeries::off;
-  EXPECT_EQ(per_target_prompt(c).at_most, 188u);
+  EXPECT_EQ(per_target_prompt(c).at_most, 189u);
   c.metrics.phases = config::PhaseSeries::histogram;
   // The exporter's own: reload gauges, row write errors, build info, process_*.
   auto none = c;
@@ -136,7 +136,7 @@ TEST(SeriesCount, FiguresPerTargetAndPrompt) {
   // per_prompt: false: a target costs one set however many prompts it has.
   c.metrics.per_prompt = false;
   c.targets = {make_target("t", "m", {"a", "b", "c"})};
-  EXPECT_EQ(config::series_count(c).at_most, 290u + 4u + kProcessSeries);
+  EXPECT_EQ(config::series_count(c).at_most, 291u + 4u + kProcessSeries);
 }
 
 TEST(SeriesCount, ThousandsAreGrouped) {

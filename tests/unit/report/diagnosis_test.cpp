@@ -1,7 +1,8 @@
-// The four shapes of DESIGN §7 on planted windows: each shape alone, the
+// The five shapes of DESIGN §7 on planted windows: each shape alone, the
 // healthy window as none, and the cases that must not fool a rule (bursts
-// are not a queue, one hiccup per long stream is not transport, a uniformly
-// slow model is not transport, too few probes give no verdict).
+// are not ruled a queue nor "not a queue", one hiccup per long stream is not
+// transport, a uniformly slow model is not transport, a pause at the source
+// is generation and not transport, too few probes give no verdict).
 #include "report/diagnosis.hpp"
 
 #include <gtest/gtest.h>
@@ -46,11 +47,12 @@ TEST(ReportDiagnosis, HealthyWindowIsNone) {
     w.push_back(planted(0.3 + 0.01 * (i % 3), gaps, 0.002));
   }
   const auto v = diagnose(w, kDefaults);
-  ASSERT_EQ(v.size(), 4u);
+  ASSERT_EQ(v.size(), 5u);
   EXPECT_TRUE(held(v).empty());
   for (const auto& x : v) EXPECT_TRUE(x.enough_probes);
   EXPECT_EQ(v[0].shape, Shape::queue);
   EXPECT_EQ(v[3].shape, Shape::shared_capacity);
+  EXPECT_EQ(v[4].shape, Shape::generation);
 }
 
 TEST(ReportDiagnosis, QueueIsSlowFirstTokenWithTightGaps) {
@@ -74,20 +76,61 @@ TEST(ReportDiagnosis, TransportIsAFatGapTail) {
   EXPECT_GE(number(v[1], "gap_p95_ratio"), 4.0);
 }
 
-TEST(ReportDiagnosis, TransportFromStallsThatAreExceptions) {
+TEST(ReportDiagnosis, APauseAtTheSourceIsGenerationNotTransport) {
+  // A direct upstream that pauses by itself: one 600 ms stall per stream,
+  // then chunks at its 20 ms cadence again. Nothing was held on a path.
   std::vector<double> gaps = repeat(0.02, 30);
-  gaps[10] = 0.6;  // one stall per stream: p95 of 30 gaps is still 20 ms
+  gaps[10] = 0.6;  // p95 of 30 gaps is still 20 ms
   auto w = window(10, 0.2, gaps);
   const auto v = diagnose(w, kDefaults);
-  EXPECT_EQ(held(v), std::vector<std::string>{"transport"});
-  EXPECT_DOUBLE_EQ(number(v[1], "stalled_share"), 1.0);
+  EXPECT_EQ(held(v), std::vector<std::string>{"generation"});
+  EXPECT_DOUBLE_EQ(number(v[4], "stalled_share"), 1.0);
+  EXPECT_DOUBLE_EQ(number(v[4], "burst_stall_share"), 0.0);
+  EXPECT_NE(v[4].why.find("0 of 10 stalls ended in a burst"), std::string::npos) << v[4].why;
+  EXPECT_NE(v[1].why.find("nothing was released at once"), std::string::npos) << v[1].why;
 }
 
-TEST(ReportDiagnosis, WholeAnswerInOneBurstIsTransportNotQueue) {
+TEST(ReportDiagnosis, StallsThatEndInABurstAreTransport) {
+  // The same stall, but what the source sent meanwhile comes right behind
+  // the chunk that ends it, in one read: a hop held it.
+  std::vector<double> gaps = repeat(0.02, 30);
+  gaps[10] = 0.6;
+  for (std::size_t k = 11; k < 16; ++k) gaps[k] = 0.0;  // 5 chunks released with chunk 12
+  const auto v = diagnose(window(10, 0.2, gaps), kDefaults);
+  EXPECT_EQ(held(v), std::vector<std::string>{"transport"});
+  EXPECT_DOUBLE_EQ(number(v[1], "burst_stall_share"), 1.0);
+  EXPECT_NE(v[1].why.find("10 of 10 stalls ended in a burst"), std::string::npos) << v[1].why;
+}
+
+TEST(ReportDiagnosis, SomeBurstsAmongManyCadenceResumesIsGeneration) {
+  // Four of ten streams' stalls end in a burst: under half, so the window's
+  // stalls are the source's.
+  std::vector<probe::ProbeResult> w;
+  for (int i = 0; i < 10; ++i) {
+    std::vector<double> gaps = repeat(0.02, 30);
+    gaps[10] = 0.6;
+    if (i < 4)
+      for (std::size_t k = 11; k < 14; ++k) gaps[k] = 0.0;
+    w.push_back(planted(0.2, gaps));
+  }
+  const auto v = diagnose(w, kDefaults);
+  EXPECT_EQ(held(v), std::vector<std::string>{"generation"});
+  EXPECT_DOUBLE_EQ(number(v[4], "burst_stall_share"), 0.4);
+}
+
+TEST(ReportDiagnosis, WholeAnswerInOneBurstIsTransportAndDoesNotRuleOutAQueue) {
   // A buffering proxy (nginx gzip): TTFT = generation time, every gap 0.
+  // Whether the server also queued cannot be seen: say so, do not rule it out.
   const auto v = diagnose(window(6, 3.5, repeat(0.0, 40)), kDefaults);
   EXPECT_EQ(held(v), std::vector<std::string>{"transport"});
   EXPECT_NE(v[0].why.find("one burst"), std::string::npos) << v[0].why;
+  EXPECT_NE(v[0].why.find("cannot be seen from here"), std::string::npos) << v[0].why;
+  EXPECT_EQ(v[0].why.find("not a queue"), std::string::npos) << v[0].why;
+  EXPECT_NE(v[1].why.find("buffered: whether the server also queued cannot be seen"),
+            std::string::npos)
+      << v[1].why;
+  EXPECT_DOUBLE_EQ(number(v[1], "all_at_once_share"), 1.0);
+  EXPECT_DOUBLE_EQ(number(v[1], "coalesced_share"), 1.0);
 }
 
 TEST(ReportDiagnosis, OneSchedulingHiccupPerLongStreamIsNotTransport) {
@@ -153,6 +196,7 @@ TEST(ReportDiagnosis, ShapeNamesAreStable) {
   EXPECT_EQ(to_string(Shape::transport), "transport");
   EXPECT_EQ(to_string(Shape::long_answer), "long_answer");
   EXPECT_EQ(to_string(Shape::shared_capacity), "shared_capacity");
+  EXPECT_EQ(to_string(Shape::generation), "generation");
   EXPECT_EQ(title(Shape::long_answer), "long answer");
 }
 

@@ -1,0 +1,126 @@
+"""A pause at the source and a hold in transit, told apart by a real exporter
+and alerted on by a real Prometheus with the shipped alert rules.
+
+Three targets stream the same scripted answer (20 ms cadence):
+  pause     straight from the upstream, which pauses 400 ms twice by itself;
+  gzip      through a real nginx with `gzip on`, asked with Accept-Encoding: gzip
+            (the whole answer arrives at once);
+  haproxy   through a real haproxy 2.6 with its default settings (it batches
+            small writes for ~200 ms).
+The exporter must diagnose `generation` for the first and `transport` for the
+other two (release evidence in their rows: coalesced chunks, content
+encoding), and LLMStreamBuffered must fire for gzip and haproxy, never for
+pause. The rules are the shipped file with its windows shortened to what a
+test can wait for (`[15m]` -> `[8s]`, `for:` -> 1s)."""
+import os
+import re
+import shutil
+import signal
+import socket
+import unittest
+
+from harness import (ROOT as REPO, Exporter, Nginx, Proc, Prometheus, TempDir, Upstream, free_port,
+                     render_config, wait_for)
+
+SPEC = 'ttft=50,gap=20,chunks=30'
+
+
+class HAProxy:
+    """A real haproxy (Debian's, 2.6) with default settings in front of the upstream."""
+
+    def __init__(self, workdir, upstream_port):
+        self.workdir = os.path.join(workdir, 'haproxy')
+        self.upstream_port = upstream_port
+
+    def __enter__(self):
+        binary = shutil.which('haproxy') or '/usr/sbin/haproxy'
+        if not os.path.exists(binary):
+            raise unittest.SkipTest('haproxy missing: scripts/setup.sh installs it')
+        os.makedirs(self.workdir, exist_ok=True)
+        self.port = free_port()
+        conf = os.path.join(self.workdir, 'haproxy.cfg')
+        with open(conf, 'w') as f:
+            f.write(f'global\n  maxconn 64\n'
+                    f'defaults\n  mode http\n  timeout connect 5s\n  timeout client 60s\n'
+                    f'  timeout server 60s\n'
+                    f'frontend fe\n  bind 127.0.0.1:{self.port}\n  default_backend be\n'
+                    f'backend be\n  server up 127.0.0.1:{self.upstream_port}\n')
+        self.proc = Proc([binary, '-f', conf, '-db'], os.path.join(self.workdir, 'haproxy.out'))
+
+        def up():
+            try:
+                socket.create_connection(('127.0.0.1', self.port), timeout=0.2).close()
+                return True
+            except OSError:
+                return not self.proc.alive() and 'exited'
+        if wait_for(up, 10, what='haproxy listening') == 'exited':
+            raise AssertionError('haproxy exited:\n' + self.proc.output())
+        return self
+
+    def url(self, spec):
+        return f'http://127.0.0.1:{self.port}/s/{spec}/v1'
+
+    def __exit__(self, *exc):
+        self.proc.stop(signal.SIGTERM)
+
+
+def short_windows(rules_text):
+    text = re.sub(r'\[(10m|15m)\]', '[8s]', rules_text)
+    return re.sub(r'(?m)^(\s+for:) \S+$', r'\1 1s', text)
+
+
+class SourceOrTransit(unittest.TestCase):
+    def test_pause_is_generation_buffers_are_transport_and_alerted(self):
+        gzip = ['gzip on', 'gzip_types text/event-stream', 'gzip_min_length 0']
+        with TempDir() as tmp, Upstream(tmp) as up, Nginx(tmp, up.base, {'gz': gzip}) as ngx, \
+                HAProxy(tmp, up.port) as hap:
+            targets = [
+                {'name': 'pause', 'url': up.url(SPEC + ',stall=10:400;20:400')},
+                {'name': 'gzip', 'url': ngx.url('gz', SPEC), 'extra': ['accept_encoding: [gzip]']},
+                {'name': 'haproxy', 'url': hap.url(SPEC)},
+            ]
+            cfg = render_config(targets, {'interval': '1s'})
+            with Exporter(tmp, cfg) as ex:
+                def shape(target, name):
+                    return ex.value('llm_stream_diagnosis', target=target, shape=name)
+                # The diagnosis needs 5 successful probes per target+prompt.
+                wait_for(lambda: shape('pause', 'generation') == 1 and shape('gzip', 'transport') == 1
+                         and shape('haproxy', 'transport') == 1, 40, what='diagnosis of all three')
+                self.assertEqual(shape('pause', 'transport'), 0)
+                self.assertEqual(shape('gzip', 'generation'), 0)
+                self.assertEqual(shape('haproxy', 'generation'), 0)
+                # A buffered answer does not rule a queue out (nor in).
+                self.assertEqual(shape('gzip', 'queue'), 0)
+
+                # The rows carry the evidence.
+                pause = ex.rows('pause')[0]
+                self.assertEqual(pause['stalls'], 2)
+                self.assertEqual([d['at_chunk'] for d in pause['stalls_detail']], [11, 21])
+                self.assertEqual([d['released_chunks'] for d in pause['stalls_detail']], [0, 0])
+                self.assertEqual(pause['coalesced_chunks'], 0)
+                gz = ex.rows('gzip')[0]
+                self.assertEqual(gz['content_encoding'], 'gzip')
+                self.assertGreaterEqual(gz['coalesced_chunks'], 25)
+                hx = ex.rows('haproxy')[0]
+                self.assertEqual(hx['content_encoding'], 'identity')
+                self.assertGreaterEqual(hx['coalesced_chunks'], 15)  # ~200 ms batches of 10
+
+                # A real Prometheus evaluating the shipped alert rules.
+                with open(os.path.join(REPO, 'config', 'prometheus', 'alerting_rules.yml')) as f:
+                    rules = short_windows(f.read())
+                rules_path = os.path.join(tmp, 'alerting_rules.yml')
+                with open(rules_path, 'w') as f:
+                    f.write(rules)
+                with Prometheus(tmp, [f'127.0.0.1:{ex.port}'], rule_files=[rules_path]) as prom:
+                    def firing():
+                        res = prom.query('ALERTS{alertname="LLMStreamBuffered",alertstate="firing"}')
+                        return {r['metric']['target'] for r in res}
+                    wait_for(lambda: firing() >= {'gzip', 'haproxy'}, 40,
+                             what='LLMStreamBuffered firing for gzip and haproxy')
+                    self.assertNotIn('pause', firing())
+                    pending_or_firing = prom.query('ALERTS{alertname="LLMStreamBuffered",target="pause"}')
+                    self.assertEqual(pending_or_firing, [])
+
+
+if __name__ == '__main__':
+    unittest.main()
