@@ -29,6 +29,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "cli/run_proxy.hpp"
 #include "config/config.hpp"
 #include "net/url.hpp"
 #include "probe/prober.hpp"
@@ -78,6 +79,7 @@ struct Experiment {
   std::vector<double> gap_buckets = config::Buckets{}.gap;  // the report's gap histogram bins
   report::SeriesOrder order;
   int runs = 20;
+  std::vector<ProxyRoute> routes;  // per target, decided before the first probe
 };
 
 std::string read_prompt_file(const std::string& path) {
@@ -194,6 +196,7 @@ Experiment from_environment(const RunOptions& o, const Positionals& pos) {
   t.api = dialect_of(o);
   t.model = model;
   t.auth = key_of(t.api);
+  t.proxy_from_environment = true;  // HTTP(S)_PROXY / NO_PROXY, as curl and every SDK
   std::vector<config::Prompt> ps;
   for (const auto& f : pos.files) {
     config::Prompt p{prompt_name(f, ps), read_prompt_file(f), f};
@@ -424,6 +427,7 @@ std::string describe_command(const RunOptions& o, const Experiment& ex, std::uin
   s += fmt::format(" --runs {} --seed {} --concurrency {}", ex.runs, seed, o.concurrency);
   if (o.warmup_flag && o.warmup_flag->count()) s += fmt::format(" --warmup {}", o.warmup);
   if (!o.stall_threshold.empty()) s += " --stall-threshold " + o.stall_threshold;
+  if (o.no_proxy) s += " --no-proxy";
   return s;
 }
 
@@ -495,7 +499,9 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
                                  "round, warmup discarded), raw rows, "
                                  "a summary with p50/p95/max and the diagnosis.\n"
                                  "Without --config: PROMPT_FILE... [RUNS] against MC_BASE_URL "
-                                 "(MC_MODEL, MC_API_KEY, MC_API), e.g. `run prompt.txt 20`.");
+                                 "(MC_MODEL, MC_API_KEY, MC_API), e.g. `run prompt.txt 20`, "
+                                 "through HTTPS_PROXY/HTTP_PROXY unless NO_PROXY matches or "
+                                 "--no-proxy.");
   cmd->add_option("--config.file,--config", o.config_path,
                   "config file: every target × its prompts")
       ->check(CLI::ExistingFile);
@@ -520,6 +526,9 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
                   "without --config: the dialect MC_BASE_URL speaks (default: MC_API, else "
                   "openai-chat): " +
                       api::dialect_list());
+  cmd->add_flag("--no-proxy", o.no_proxy,
+                "connect directly: ignore HTTP_PROXY/HTTPS_PROXY (honoured like curl does "
+                "without --config, and with a target's proxy_from_environment) and proxy_url");
   cmd->add_option("--format", o.format, "summary on stdout: table or json")
       ->check(CLI::IsMember({"table", "json"}));
   return cmd;
@@ -595,6 +604,13 @@ RunSetup plan_run(const RunOptions& o) {
   s.ex = o.config_path.empty() ? from_environment(o, pos) : from_config(o, pos);
   s.ex.runs = pos.runs ? pos.runs : o.runs;
   const std::vector<int> warmup = apply_overrides(o, s.ex);
+  for (auto& t : s.ex.targets) {
+    try {
+      s.ex.routes.push_back(route_target(t, o.no_proxy));
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+  }
   s.seed = seed_of(o);
   std::vector<std::size_t> prompt_counts;
   for (const auto& ps : s.ex.prompts) prompt_counts.push_back(ps.size());
@@ -608,13 +624,16 @@ RunSetup plan_run(const RunOptions& o) {
 void announce(const RunSetup& s, const RunOptions& o) {
   std::size_t series = 0;
   for (const auto& ps : s.ex.prompts) series += ps.size();
+  // Which proxy each target goes through and why (never its credentials).
+  const std::string routes = describe_routes(s.ex.targets, s.ex.routes);
   std::fprintf(
       stderr,
       "run: %zu target%s, %zu target×prompt series, %d run%s each (%zu probes + %zu warmup), "
-      "concurrency %d, seed %llu; rows -> %s\n",
+      "concurrency %d, seed %llu; rows -> %s%s%s\n",
       s.ex.targets.size(), s.ex.targets.size() == 1 ? "" : "s", series, s.ex.runs,
       s.ex.runs == 1 ? "" : "s", s.measured, s.warmups, o.concurrency,
-      static_cast<unsigned long long>(s.seed), s.rows->path().c_str());
+      static_cast<unsigned long long>(s.seed), s.rows->path().c_str(), routes.empty() ? "" : "; ",
+      routes.c_str());
   std::fflush(stderr);
 }
 

@@ -24,6 +24,7 @@ struct RunOptions {
   int concurrency = 1;
   std::string format = "table";  // table | json
   std::string api;               // --api (without --config); empty: MC_API, else openai-chat
+  bool no_proxy = false;         // --no-proxy: every target connects directly (cli/run_proxy.hpp)
 
   // Set by add_run_command: whether the flag was given (defaults differ by mode).
   const CLI::Option* runs_flag = nullptr;

@@ -39,6 +39,36 @@ bool closed_by_peer(const error_code& ec) {
          ec == asio::error::connection_reset;
 }
 
+// "host:port" with the port always written (brackets for IPv6), as failures
+// name the proxy and the CONNECT target.
+std::string host_port(const net::Url& url) {
+  const bool ipv6 = url.host.find(':') != std::string::npos;
+  return (ipv6 ? "[" + url.host + "]" : url.host) + ":" + url.port;
+}
+
+// The proxy's answer to CONNECT: its status and reason phrase (printable
+// ASCII only, cut: it is the proxy's text), or nullopt when it is not HTTP.
+struct ProxyStatus {
+  int code = 0;
+  std::string reason;
+};
+std::optional<ProxyStatus> proxy_status(std::string_view answer) {
+  const std::string_view line = answer.substr(0, answer.find("\r\n"));
+  if (line.size() < 12 || line.substr(0, 7) != "HTTP/1." || line[8] != ' ') return std::nullopt;
+  ProxyStatus s;
+  for (const char c : line.substr(9, 3)) {
+    if (c < '0' || c > '9') return std::nullopt;
+    s.code = s.code * 10 + (c - '0');
+  }
+  constexpr std::size_t kMaxReason = 60;
+  for (const char c : line.substr(12)) {
+    if (s.reason.size() == kMaxReason) break;
+    if (c >= ' ' && c <= '~') s.reason += c;
+  }
+  while (!s.reason.empty() && s.reason.front() == ' ') s.reason.erase(0, 1);
+  return s;
+}
+
 }  // namespace
 
 struct Client::Conn {
@@ -159,8 +189,12 @@ awaitable<Result<Client::Endpoints>> Client::resolve(TimePoint deadline) {
   auto endpoints =
       co_await resolver.async_resolve(hop.host, hop.port, redirect_error(use_awaitable, ec));
   disarm();
-  if (Step f = outcome(Stage::resolve, ec, "timeout resolving " + hop.host,
-                       "resolve " + hop.host + ": "))
+  // A proxy's failures name the proxy: the target was never reached.
+  const bool proxy = options_.proxy.has_value();
+  if (Step f = outcome(
+          Stage::resolve, ec,
+          proxy ? "proxy " + hop.host + ": timeout resolving" : "timeout resolving " + hop.host,
+          proxy ? "proxy " + hop.host + ": resolve: " : "resolve " + hop.host + ": "))
     co_return std::move(*f);
   co_return endpoints;
 }
@@ -173,8 +207,12 @@ awaitable<Client::Step> Client::connect(const Endpoints& endpoints, TimePoint de
   error_code ec;
   co_await asio::async_connect(conn_->socket, endpoints, redirect_error(use_awaitable, ec));
   disarm();
-  if (Step f = outcome(Stage::connect, ec, "timeout connecting to " + hop.authority(),
-                       "connect " + hop.authority() + ": "))
+  const bool proxy = options_.proxy.has_value();
+  if (Step f = outcome(
+          Stage::connect, ec,
+          proxy ? "proxy " + host_port(hop) + ": timeout connecting"
+                : "timeout connecting to " + hop.authority(),
+          proxy ? "proxy " + host_port(hop) + ": connect: " : "connect " + hop.authority() + ": "))
     co_return f;
   conn_->socket.set_option(tcp::no_delay(true), ec);
   // Kernel receive timestamps for the arrival instants; without them reads
@@ -199,11 +237,23 @@ awaitable<Client::Step> Client::tunnel(TimePoint deadline) {
     answer.append(buf, n);
   }
   disarm();
-  if (Step f = outcome(Stage::proxy_connect, ec, "timeout in proxy CONNECT", "proxy CONNECT: "))
-    co_return f;
-  if (answer.size() < 12 || answer.compare(9, 3, "200") != 0)
+  // Named as the proxy's doing, never with what we sent (no credentials).
+  const std::string proxy = "proxy " + host_port(*options_.proxy);
+  const std::string target(request.target().data(), request.target().size());
+  Step f = outcome(Stage::proxy_connect, ec, proxy + ": timeout in CONNECT " + target,
+                   proxy + ": CONNECT " + target + ": ");
+  if (f && f->interrupt == Interrupt::none && closed_by_peer(ec))
+    f->detail = proxy + ": CONNECT " + target + ": connection closed by the proxy";
+  if (f) co_return f;
+  const auto status = proxy_status(answer);
+  if (!status)
     co_return Fault{Stage::proxy_connect, Interrupt::none, make_error_code(Errc::proxy_refused),
-                    "proxy CONNECT refused: " + answer.substr(0, answer.find("\r\n"))};
+                    proxy + " did not answer CONNECT " + target + " in HTTP"};
+  if (status->code < 200 || status->code > 299)
+    co_return Fault{Stage::proxy_connect, Interrupt::none, make_error_code(Errc::proxy_refused),
+                    proxy + " answered " + std::to_string(status->code) +
+                        (status->reason.empty() ? "" : " (" + status->reason + ")") +
+                        " to CONNECT " + target};
   co_return std::nullopt;
 }
 

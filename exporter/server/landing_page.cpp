@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <iterator>
 
+#include "report/diagnosis.hpp"
 #include "report/format.hpp"
 #include "util/wall_clock.hpp"
 
@@ -82,6 +83,21 @@ void append_target_cells(std::string& out, const TargetStatus& t) {
                  html_escape(query_encode(t.name)), html_escape(t.name), html_escape(t.model),
                  html_escape(t.url_redacted), prompts,
                  html_escape(format_interval(t.interval_seconds)));
+  std::string diagnosis;
+  for (const auto& d : t.diagnosis) {
+    if (!diagnosis.empty()) diagnosis += "<br>";
+    diagnosis += html_escape(d);
+  }
+  fmt::format_to(std::back_inserter(out), "<td>{}</td>", diagnosis.empty() ? "-" : diagnosis);
+}
+
+// Chunks that came in their predecessor's socket read: "0 of 29", or
+// "29 of 29 (all at once)" for an answer a hop held and released.
+std::string together(const probe::ProbeResult& r) {
+  if (r.chunks < 2) return "-";
+  std::string s = fmt::format("{} of {}", r.coalesced_chunks, r.chunks - 1);
+  if (report::is_all_at_once(r)) s += " (all at once)";
+  return s;
 }
 
 // How the last probe went: outcome (failure detail on hover), the clock, its age.
@@ -101,9 +117,9 @@ void append_last_probe_cells(std::string& out, const probe::ProbeResult& r, doub
     fmt::format_to(std::back_inserter(out), "<td class=\"fail\" title=\"{}\">{}</td>",
                    html_escape(r.error_detail), what);
   fmt::format_to(std::back_inserter(out),
-                 "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+                 "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
                  html_escape(or_dash(r.ttft)), html_escape(or_dash(r.gap_p95)),
-                 html_escape(or_dash(r.gap_max)), r.stalls,
+                 html_escape(or_dash(r.gap_max)), r.stalls, html_escape(together(r)),
                  html_escape(format_age(now_unix - (r.ts + r.duration))));
 }
 
@@ -234,13 +250,13 @@ std::string render_landing_page(const std::vector<TargetStatus>& targets,
   }
   out +=
       "<table>\n<tr><th>target</th><th>model</th><th>endpoint</th><th>prompts</th>"
-      "<th>interval</th><th>last probe</th><th>TTFT</th><th>gap p95</th><th>max gap</th>"
-      "<th>stalls</th><th>age</th></tr>\n";
+      "<th>interval</th><th>diagnosis</th><th>last probe</th><th>TTFT</th><th>gap p95</th>"
+      "<th>max gap</th><th>stalls</th><th>together</th><th>age</th></tr>\n";
   for (const auto& t : targets) {
     append_target_cells(out, t);
     auto it = last.find(t.name);
     if (it == last.end())
-      out += "<td class=\"muted\" colspan=\"6\">no probe yet</td></tr>\n";
+      out += "<td class=\"muted\" colspan=\"7\">no probe yet</td></tr>\n";
     else
       append_last_probe_cells(out, it->second, now_unix);
   }

@@ -24,6 +24,9 @@ struct TargetStatus {
   std::string name, model, url_redacted;
   std::vector<std::string> prompts;
   double interval_seconds = 0;
+  // The diagnosis of its recent probes, per prompt: "short: transport",
+  // "long: none", "short: no verdict yet" (service/views.cpp).
+  std::vector<std::string> diagnosis;
 };
 
 // Called on the server thread; each must be thread-safe with respect to the

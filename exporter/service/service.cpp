@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "log/log.hpp"
+#include "net/proxy_env.hpp"
 #include "schedule/scheduler.hpp"
 #include "server/server.hpp"
 #include "service/views.hpp"
@@ -93,6 +94,35 @@ void log_config_warnings(const config::Config& cfg) {
               {{"file", w.file}, {"line", w.line}, {"column", w.column}, {"warning", w.message}});
 }
 
+// Targets that go direct although the environment names a proxy for them
+// (no proxy_url, proxy_from_environment off, NO_PROXY not matching), and
+// those variables' names; logged once at start and again only when a reload
+// changes them. Returns what was logged ("" when nothing applies).
+std::string log_ignored_proxy_variables(const config::Config& cfg, const std::string& before) {
+  std::string targets;
+  std::set<std::string> variables;
+  for (const auto& t : cfg.targets) {
+    if (!t.proxy_url.empty() || t.proxy_from_environment) continue;
+    const auto url = net::parse_url(t.url);
+    if (!url) continue;
+    const net::EnvProxy env = net::env_proxy_for(*url);
+    if (!env.applies()) continue;
+    targets += (targets.empty() ? "" : ",") + t.name;
+    variables.insert(env.variable);
+  }
+  std::string names;
+  for (const auto& v : variables) names += (names.empty() ? "" : ",") + v;
+  std::string now = targets.empty() ? "" : targets + " " + names;
+  if (now.empty() || now == before) return now;
+  log::info("proxy variables set but not used",
+            {{"targets", targets},
+             {"variables", names},
+             {"hint",
+              "these targets connect directly; set proxy_from_environment: true (or proxy_url) "
+              "on a target to go through the proxy"}});
+  return now;
+}
+
 }  // namespace
 
 struct Service::Impl {
@@ -111,6 +141,8 @@ struct Service::Impl {
   schedule::Scheduler scheduler;
   std::thread probe_thread;
   std::future<void> probe_thread_done;
+
+  std::string ignored_proxy_variables;  // what log_ignored_proxy_variables last saw
 
   std::atomic<bool> ready{false};
   bool stopped = false;
@@ -135,6 +167,7 @@ struct Service::Impl {
         server::ServerOptions{
             std::move(http_options.routing), std::move(http_options.web_config_file), {}});
     log_config_warnings(*current);
+    ignored_proxy_variables = log_ignored_proxy_variables(*current, {});
     rows.on_write_error([this](const std::string& message) { write_errors(message); });
     metrics.apply_config(*current);
     metrics.set_reload_result(true, wall_clock::unix_now());
@@ -232,6 +265,7 @@ struct Service::Impl {
     metrics.set_reload_result(true, wall_clock::unix_now());
     log::info("config reloaded", {{"targets", next->targets.size()}});
     log_config_warnings(*next);
+    ignored_proxy_variables = log_ignored_proxy_variables(*next, ignored_proxy_variables);
     return {true, "config reloaded"};
   }
 
@@ -270,7 +304,7 @@ struct Service::Impl {
       return std::pair{r.ok, r.message};
     };
     h.config_dump = [this] { return config::dump_redacted(*snapshot()); };
-    h.targets = [this] { return target_statuses(*snapshot()); };
+    h.targets = [this] { return target_statuses(*snapshot(), rows); };
     return h;
   }
 };

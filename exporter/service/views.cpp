@@ -31,7 +31,32 @@ void update_diagnosis(metrics::Metrics& metrics, const report::RowStore& rows,
   }
 }
 
-std::vector<server::TargetStatus> target_statuses(const config::Config& config) {
+namespace {
+
+// "short: transport, generation", "long: none", "short: no verdict yet".
+std::vector<std::string> diagnosis_lines(const report::RowStore& rows, const config::Config& config,
+                                         const config::Target& t) {
+  std::vector<std::string> out;
+  const auto latest = rows.latest(t.name, rows.capacity());
+  for (const auto& prompt : t.prompts) {
+    const auto verdicts = report::diagnose(diagnosis_window(latest, t, prompt), config.diagnosis);
+    std::string held;
+    bool enough = true;
+    for (const auto& v : verdicts) {
+      enough = enough && v.enough_probes;
+      if (!v.holds || !v.enough_probes) continue;
+      if (!held.empty()) held += ", ";
+      held += report::title(v.shape);
+    }
+    out.push_back(prompt + ": " + (!enough ? "no verdict yet" : held.empty() ? "none" : held));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<server::TargetStatus> target_statuses(const config::Config& config,
+                                                  const report::RowStore& rows) {
   std::vector<server::TargetStatus> out;
   for (const auto& t : config.targets) {
     server::TargetStatus s;
@@ -41,6 +66,7 @@ std::vector<server::TargetStatus> target_statuses(const config::Config& config) 
     s.url_redacted = u ? u->redacted() : "";
     s.prompts = t.prompts;
     s.interval_seconds = std::chrono::duration<double>(t.interval).count();
+    s.diagnosis = diagnosis_lines(rows, config, t);
     out.push_back(std::move(s));
   }
   return out;

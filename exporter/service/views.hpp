@@ -28,7 +28,8 @@ std::vector<probe::ProbeResult> diagnosis_window(const std::vector<probe::ProbeR
 void update_diagnosis(metrics::Metrics& metrics, const report::RowStore& rows,
                       const config::Config& config);
 
-// The landing page's targets (URLs without credentials).
-std::vector<server::TargetStatus> target_statuses(const config::Config& config);
+// The landing page's targets (URLs without credentials) with the diagnosis of each prompt.
+std::vector<server::TargetStatus> target_statuses(const config::Config& config,
+                                                  const report::RowStore& rows);
 
 }  // namespace lse::service

@@ -1,6 +1,8 @@
 // The proxy CONNECT path: IPv6 targets in brackets in the CONNECT line and
 // Host header, a refusal is a connect fault, and Client::cancel() during
 // CONNECT ends the exchange as canceled, promptly, like the direct path.
+// A failing proxy is named as the proxy (issue 12); the environment's proxy
+// variables are read as curl reads them, and userinfo is never shown.
 #include "http/client.hpp"
 
 #include <gtest/gtest.h>
@@ -10,9 +12,12 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
+#include <map>
 #include <mutex>
 #include <optional>
+#include <string>
 
+#include "net/proxy_env.hpp"
 #include "scripted_peer.hpp"
 
 namespace {
@@ -100,7 +105,136 @@ TEST(Proxy, ConnectBracketsAnIpv6Target) {
   EXPECT_EQ(o.fault->stage, Stage::proxy_connect);
   EXPECT_EQ(o.fault->interrupt, Interrupt::none);
   EXPECT_EQ(o.fault->ec, make_error_code(lse::http::Errc::proxy_refused));
-  EXPECT_EQ(o.fault->detail, "proxy CONNECT refused: HTTP/1.1 403 Forbidden");
+  EXPECT_EQ(o.fault->detail, "proxy 127.0.0.1:" + std::to_string(proxy.peer.port()) +
+                                 " answered 403 (Forbidden) to CONNECT [::1]:8443");
+}
+
+TEST(Proxy, A407IsNamedAsTheProxysAnswer) {
+  ProxyPeer proxy([](PeerConn& c) {
+    c.send(
+        "HTTP/1.1 407 Proxy Authentication Required\r\nProxy-Authenticate: Basic "
+        "realm=\"x\"\r\nContent-Length: 0\r\n\r\n");
+  });
+  const Outcome o = start(via_proxy("https://api.example/v1", proxy.peer.port()));
+  ASSERT_TRUE(o.fault);
+  EXPECT_EQ(o.fault->stage, Stage::proxy_connect);
+  EXPECT_EQ(o.fault->detail, "proxy 127.0.0.1:" + std::to_string(proxy.peer.port()) +
+                                 " answered 407 (Proxy Authentication Required) to CONNECT "
+                                 "api.example:443");
+}
+
+TEST(Proxy, TheProxysReasonPhraseIsCutAndPrintableOnly) {
+  ProxyPeer proxy([](PeerConn& c) {
+    c.send("HTTP/1.1 502 Bad\x1b[31m Gateway " + std::string(200, 'x') + "\r\n\r\n");
+  });
+  const Outcome o = start(via_proxy("https://api.example/v1", proxy.peer.port()));
+  ASSERT_TRUE(o.fault);
+  EXPECT_NE(o.fault->detail.find(" answered 502 (Bad[31m Gateway xxx"), std::string::npos)
+      << o.fault->detail;
+  EXPECT_EQ(o.fault->detail.find('\x1b'), std::string::npos);
+  EXPECT_LT(o.fault->detail.size(), 140U);
+}
+
+TEST(Proxy, AnAnswerThatIsNotHttpIsNamed) {
+  ProxyPeer proxy([](PeerConn& c) { c.send("SSH-2.0-OpenSSH_9.2\r\n\r\n"); });
+  const Outcome o = start(via_proxy("https://api.example/v1", proxy.peer.port()));
+  ASSERT_TRUE(o.fault);
+  EXPECT_EQ(o.fault->detail, "proxy 127.0.0.1:" + std::to_string(proxy.peer.port()) +
+                                 " did not answer CONNECT api.example:443 in HTTP");
+}
+
+TEST(Proxy, AProxyThatClosesDuringConnectIsNamed) {
+  ProxyPeer proxy([](PeerConn&) {});  // reads the CONNECT, closes
+  const Outcome o = start(via_proxy("https://api.example/v1", proxy.peer.port()));
+  ASSERT_TRUE(o.fault);
+  EXPECT_EQ(o.fault->stage, Stage::proxy_connect);
+  EXPECT_EQ(o.fault->interrupt, Interrupt::none);
+  EXPECT_EQ(o.fault->detail, "proxy 127.0.0.1:" + std::to_string(proxy.peer.port()) +
+                                 ": CONNECT api.example:443: connection closed by the proxy");
+}
+
+TEST(Proxy, ARefusedProxyIsNamedAsTheProxy) {
+  const unsigned short port = lse::test::closed_port();
+  for (const char* target : {"https://api.example/v1", "http://api.example/v1"}) {
+    const Outcome o = start(via_proxy(target, port));
+    ASSERT_TRUE(o.fault);
+    EXPECT_EQ(o.fault->stage, Stage::connect);
+    EXPECT_EQ(o.fault->detail,
+              "proxy 127.0.0.1:" + std::to_string(port) + ": connect: Connection refused");
+  }
+}
+
+TEST(Proxy, ARefusedDirectConnectionStaysUnchanged) {
+  const unsigned short port = lse::test::closed_port();
+  lse::http::ClientOptions o;
+  o.url = *lse::net::parse_url("http://127.0.0.1:" + std::to_string(port) + "/v1");
+  const Outcome out = start(o);
+  ASSERT_TRUE(out.fault);
+  EXPECT_EQ(out.fault->detail,
+            "connect 127.0.0.1:" + std::to_string(port) + ": Connection refused");
+}
+
+// --- the environment's proxy variables ----------------------------------------
+
+lse::net::Getenv fake_env(std::map<std::string, std::string> vars) {
+  return [vars = std::move(vars)](const char* name) -> const char* {
+    const auto it = vars.find(name);
+    return it == vars.end() ? nullptr : it->second.c_str();
+  };
+}
+
+TEST(ProxyEnv, TheSchemeChoosesTheVariableUpperCaseFirst) {
+  const auto https = *lse::net::parse_url("https://api.example/v1");
+  const auto http = *lse::net::parse_url("http://127.0.0.1:8080/v1");
+  const auto env = fake_env(
+      {{"HTTPS_PROXY", "http://a:1"}, {"https_proxy", "http://b:2"}, {"http_proxy", "http://c:3"}});
+  auto e = lse::net::env_proxy_for(https, env);
+  EXPECT_EQ(e.variable, "HTTPS_PROXY");
+  EXPECT_EQ(e.value, "http://a:1");
+  EXPECT_TRUE(e.applies());
+  e = lse::net::env_proxy_for(http, env);
+  EXPECT_EQ(e.variable, "http_proxy");
+  EXPECT_EQ(e.value, "http://c:3");
+  e = lse::net::env_proxy_for(http, fake_env({{"HTTPS_PROXY", "http://a:1"}, {"HTTP_PROXY", ""}}));
+  EXPECT_EQ(e.variable, "");  // an empty variable is unset; https's proxy is not http's
+  EXPECT_FALSE(e.applies());
+}
+
+TEST(ProxyEnv, NoProxyBypasses) {
+  const auto url = *lse::net::parse_url("http://127.0.0.1:8080/v1");
+  auto e = lse::net::env_proxy_for(
+      url, fake_env({{"HTTP_PROXY", "http://p:3128"}, {"no_proxy", "localhost,127.0.0.1"}}));
+  EXPECT_EQ(e.variable, "HTTP_PROXY");
+  EXPECT_EQ(e.bypassed_by, "no_proxy");
+  EXPECT_FALSE(e.applies());
+  e = lse::net::env_proxy_for(url,
+                              fake_env({{"HTTP_PROXY", "http://p:3128"}, {"NO_PROXY", "example"}}));
+  EXPECT_TRUE(e.applies());
+}
+
+TEST(ProxyEnv, ProxyUrlsAsTheVariablesSpellThem) {
+  auto p = lse::net::parse_proxy_url("proxy.corp:3128");
+  ASSERT_TRUE(p.url);
+  EXPECT_EQ(p.url->host, "proxy.corp");
+  EXPECT_EQ(p.url->port, "3128");
+  p = lse::net::parse_proxy_url("http://user:s3cret@proxy.corp:3128/");
+  ASSERT_TRUE(p.url);
+  EXPECT_EQ(p.url->redacted(), "http://proxy.corp:3128");
+  EXPECT_EQ(p.url->path, "");
+  for (const char* bad : {"https://user:s3cret@proxy.corp:3128", "socks5://user:s3cret@h:1080",
+                          "http://user:s3cret@bad host:1"}) {
+    p = lse::net::parse_proxy_url(bad);
+    EXPECT_FALSE(p.url) << bad;
+    EXPECT_FALSE(p.error.empty()) << bad;
+    EXPECT_EQ(p.error.find("s3cret"), std::string::npos) << p.error;
+  }
+}
+
+TEST(ProxyEnv, RedactUserinfo) {
+  EXPECT_EQ(lse::net::redact_userinfo("http://u:pw@h:3128/x"), "http://<secret>@h:3128/x");
+  EXPECT_EQ(lse::net::redact_userinfo("u:pw@h:3128"), "<secret>@h:3128");
+  EXPECT_EQ(lse::net::redact_userinfo("http://h:3128/a@b"), "http://h:3128/a@b");
+  EXPECT_EQ(lse::net::redact_userinfo("http://h:3128"), "http://h:3128");
 }
 
 TEST(Proxy, CancelDuringConnectEndsCanceled) {

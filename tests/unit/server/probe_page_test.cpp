@@ -115,8 +115,8 @@ TEST(ProbePage, FewerThanTwoChunksHaveNoTimeline) {
 }
 
 TEST(ProbePage, TheLandingPageLinksToIt) {
-  std::vector<TargetStatus> targets{{"a", "m", "http://a", {"p"}, 30},
-                                    {"b", "m", "http://b", {"p"}, 30}};
+  std::vector<TargetStatus> targets{{"a", "m", "http://a", {"p"}, 30, {}},
+                                    {"b", "m", "http://b", {"p"}, 30, {}}};
   auto with_id = stalled_probe();
   with_id.target = "a";
   auto without = stalled_probe();
@@ -131,6 +131,34 @@ TEST(ProbePage, TheLandingPageLinksToIt) {
             std::string::npos);
   EXPECT_EQ(count(html, "probe?id="), 1u);
   EXPECT_NE(html.find(">connect</td>"), std::string::npos);
+}
+
+TEST(LandingPage, ShowsTheDiagnosisAndChunksThatCameTogether) {
+  TargetStatus t{"gz", "m", "http://gz", {"short", "long"}, 30, {}};
+  t.diagnosis = {"short: transport", "long: no verdict yet <5>"};
+  probe::ProbeResult held;  // a buffered answer: 25 chunks, 24 in their predecessor's read
+  held.id = "0123456789abcdef";
+  held.target = "gz";
+  held.ok = true;
+  held.ts = 1700000000;
+  held.chunks = 25;
+  held.coalesced_chunks = 24;
+  held.ttft = 2.0;
+  held.duration = 2.01;
+  probe::ProbeResult cadence = held;  // the same at its own pace
+  cadence.target = "direct";
+  cadence.coalesced_chunks = 0;
+  cadence.ttft = 0.1;
+  TargetStatus d{"direct", "m", "http://d", {"short"}, 30, {}};
+  const std::string html =
+      render_landing_page({t, d}, {{"gz", held}, {"direct", cadence}}, 1700000100);
+  EXPECT_NE(html.find("<th>diagnosis</th>"), std::string::npos);
+  EXPECT_NE(html.find("<td>short: transport<br>long: no verdict yet &lt;5&gt;</td>"),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find("<td>24 of 24 (all at once)</td>"), std::string::npos) << html;
+  EXPECT_NE(html.find("<td>0 of 24</td>"), std::string::npos) << html;
+  EXPECT_NE(html.find("<td>-</td><td class=\"ok\">"), std::string::npos) << html;  // no diagnosis
 }
 
 }  // namespace

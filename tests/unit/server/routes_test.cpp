@@ -225,8 +225,8 @@ TEST_F(RoutesTest, ProbePageShowsOneProbeAndLinksItsRow) {
 }
 
 TEST(LandingPage, NoProbeYetAndAges) {
-  std::vector<TargetStatus> targets{{"a", "m", "http://a", {"p"}, 30},
-                                    {"b", "m", "http://b", {"p"}, 90}};
+  std::vector<TargetStatus> targets{{"a", "m", "http://a", {"p"}, 30, {}},
+                                    {"b", "m", "http://b", {"p"}, 90, {}}};
   probe::ProbeResult r;
   r.target = "b";
   r.ok = true;

@@ -151,7 +151,7 @@ class ServerTest : public ::testing::Test {
   std::atomic<metrics::Exposition> last_format{metrics::Exposition::text};
   ServerOptions options;  // what start() uses, besides its limits
   std::vector<TargetStatus> targets{
-      {"openai-mini", "gpt-4o-mini", "https://api.openai.com/v1", {"short", "long"}, 60},
+      {"openai-mini", "gpt-4o-mini", "https://api.openai.com/v1", {"short", "long"}, 60, {}},
   };
   std::string metrics_text = "# HELP x An x.\n# TYPE x gauge\nx 1\n";
   std::unique_ptr<Server> server;
@@ -427,7 +427,7 @@ TEST_F(ServerTest, ProbesLimitDefaultsTo100AndCapsAtTheRing) {
 }
 
 TEST_F(ServerTest, LandingPageShowsTargetsAndLastProbeEscaped) {
-  targets.push_back({"<script>alert(1)</script>", "m\"&'", "https://x/<b>", {"p<1>"}, 1.5});
+  targets.push_back({"<script>alert(1)</script>", "m\"&'", "https://x/<b>", {"p<1>"}, 1.5, {}});
   rows.add(row("openai-mini", 1, /*ok=*/false));
   auto evil = row("<script>alert(1)</script>", 2);
   evil.error_detail = "<img src=x onerror=alert(2)>";

@@ -100,7 +100,7 @@ TEST_F(ServiceReload, GoodFileSwapsAndRecordsTheTime) {
   EXPECT_GE(*value_of(scrape(), kReloadTime, {}), before);
   EXPECT_EQ(svc->config()->targets.size(), 2u);
   EXPECT_TRUE(has_target("beta"));
-  EXPECT_EQ(count_samples(scrape(), "llm_stream_diagnosis"), 8u);  // 2 series x 4 shapes
+  EXPECT_EQ(count_samples(scrape(), "llm_stream_diagnosis"), 10u);  // 2 series x 5 shapes
 }
 
 TEST_F(ServiceReload, RowsPathThatCannotBeOpenedChangesNothing) {
