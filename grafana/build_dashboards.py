@@ -520,6 +520,20 @@ def overview():
         targets((f'sum by (target, reason) (rate(llm_stream_probe_failures_total{{{SEL}}}[$__rate_interval])) / on (target) group_left () sum by (target) (rate(llm_stream_probes_total{{{SEL}}}[$__rate_interval]))', "{{target}} {{reason}}")),
         unit="percentunit", stack=True, links=DRILL_LINK), 8, 8)
 
+    lay.row("Buffering")
+    lay.add(timeseries(
+        "Chunks arriving held together",
+        "Share of streamed chunks that arrived in the same network read as the chunk before them, "
+        "per target. Good: near 0, each chunk arrives on its own as the model writes it. Above "
+        "50 % (dashed line) something on the path holds the stream and releases it in batches "
+        "or all at once: compression of the stream (nginx gzip, caddy encode), proxy buffering "
+        "or haproxy's batching. The gap panels then look excellent because the gaps are 0, and "
+        "the buffered-stream alert fires (owner: network/proxy team). Click a series to drill "
+        "down.",
+        targets((f'sum by (target) (rate(llm_stream_coalesced_chunks_total{{{SEL}}}[$__rate_interval])) / sum by (target) (rate(llm_stream_chunks_total{{{SEL}}}[$__rate_interval]))', "{{target}}")),
+        unit="percentunit", thresholds_=thresholds((0.5, "orange")), links=DRILL_LINK), 24, 7,
+        no_value=NO_SUCCESS)
+
     lay.row("Freshness")
     lay.add(table(
         "Age of last success",
