@@ -6,6 +6,7 @@
 #include "cli/check_config_command.hpp"
 #include "cli/compare_command.hpp"
 #include "cli/logging.hpp"
+#include "cli/report_command.hpp"
 #include "cli/run_command.hpp"
 #include "cli/serve_command.hpp"
 #include "service/identity.hpp"
@@ -56,6 +57,8 @@ int main(int argc, char** argv) {
   auto* run_cmd = cli::add_run_command(app, run_opts);
   cli::CompareOptions compare_opts;
   auto* compare_cmd = cli::add_compare_command(app, compare_opts);
+  cli::ReportOptions report_opts;
+  auto* report_cmd = cli::add_report_command(app, report_opts);
 
   app.require_subcommand(0, 1);
 
@@ -70,5 +73,6 @@ int main(int argc, char** argv) {
   if (run_cmd->parsed())
     return cli::run_command(run_opts, service::user_agent(), service::host_label());
   if (compare_cmd->parsed()) return cli::compare_command(compare_opts);
+  if (report_cmd->parsed()) return cli::report_command(report_opts);
   return cli::serve_command(serve_opts);
 }

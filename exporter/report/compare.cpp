@@ -62,16 +62,34 @@ struct Series {
   std::vector<const probe::ProbeResult*> rows;
 };
 
-std::map<std::pair<std::string, std::string>, Series> group(
-    const std::vector<probe::ProbeResult>& rows, bool by_prompt_only) {
-  std::map<std::pair<std::string, std::string>, Series> out;
-  for (const auto& r : rows) {
-    if (r.warmup) continue;
-    auto key = std::make_pair(by_prompt_only ? std::string() : r.target, r.prompt);
-    auto& s = out[key];
-    s.target = r.target;
-    s.prompt = r.prompt;
-    s.rows.push_back(&r);
+// Series by (matching key, prompt): the key is the target, "" (match by
+// prompt alone) or the pair's index.
+using SeriesMap = std::map<std::pair<std::string, std::string>, Series>;
+
+void add_row(SeriesMap& out, const std::string& key, const probe::ProbeResult& r) {
+  if (r.warmup) return;
+  auto& s = out[std::make_pair(key, r.prompt)];
+  s.target = r.target;
+  s.prompt = r.prompt;
+  s.rows.push_back(&r);
+}
+
+SeriesMap group(const std::vector<probe::ProbeResult>& rows, bool by_prompt_only) {
+  SeriesMap out;
+  for (const auto& r : rows) add_row(out, by_prompt_only ? std::string() : r.target, r);
+  return out;
+}
+
+std::string pair_key(std::size_t i) { return fmt::format("#{:08}", i); }
+
+// One side of explicit pairs: each pair's target (side A's or B's), keyed by the pair.
+SeriesMap group_pairs(const std::vector<probe::ProbeResult>& rows,
+                      const std::vector<std::pair<std::string, std::string>>& pairs, bool side_a) {
+  SeriesMap out;
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    const std::string& name = side_a ? pairs[i].first : pairs[i].second;
+    for (const auto& r : rows)
+      if (r.target == name) add_row(out, pair_key(i), r);
   }
   return out;
 }
@@ -82,13 +100,31 @@ std::set<std::string> targets_of(const std::vector<probe::ProbeResult>& rows) {
   return t;
 }
 
-// The first moved change in order of preference (medians first: the most
-// robust statement of a move).
-const PartChange* first_moved(const SeriesComparison& s, std::initializer_list<ClockPart> parts) {
-  for (Statistic st : {Statistic::median, Statistic::p95})
-    for (ClockPart p : parts)
-      if (const PartChange* c = s.find(p, st); c && c->moved) return c;
-  return nullptr;
+bool in_parts(ClockPart p, std::initializer_list<ClockPart> parts) {
+  return std::find(parts.begin(), parts.end(), p) != parts.end();
+}
+
+// Whether `c` is a larger move than `best`: a time beats a count (they have
+// no common unit), else the larger |change| (the first of equals, within
+// rounding, stays: medians before p95s, p50 before p95 before max).
+bool larger_move(const PartChange& c, const PartChange* best) {
+  if (!best) return true;
+  if (is_count(best->part) != is_count(c.part)) return is_count(best->part);
+  constexpr double kRounding = 1e-9;
+  return std::fabs(c.change) > std::fabs(best->change) + kRounding;
+}
+
+// The largest moved change among `parts` (both statistics); with `against`,
+// only changes in the opposite direction of it.
+const PartChange* largest_moved(const SeriesComparison& s, std::initializer_list<ClockPart> parts,
+                                const PartChange* against = nullptr) {
+  const PartChange* best = nullptr;
+  for (const auto& c : s.changes) {
+    if (!c.moved || !in_parts(c.part, parts)) continue;
+    if (against && (is_count(c.part) || (c.change > 0) == (against->change > 0))) continue;
+    if (larger_move(c, best)) best = &c;
+  }
+  return best;
 }
 
 std::string describe(const PartChange* c) {
@@ -97,20 +133,85 @@ std::string describe(const PartChange* c) {
                      fmt_change(c->part, c->change));
 }
 
+constexpr std::initializer_list<ClockPart> kGapParts = {ClockPart::gap_p50, ClockPart::gap_p95,
+                                                        ClockPart::gap_max, ClockPart::stalls};
+
+// The gaps' largest move, and the largest one the other way when there is one.
+struct GapMoves {
+  const PartChange* main = nullptr;
+  const PartChange* opposite = nullptr;
+  std::string text() const {
+    if (!opposite) return describe(main);
+    return fmt::format("{}; {} the other way", describe(main), describe(opposite));
+  }
+  // The typical gap shrank while the tail grew: chunks held, then released together.
+  bool batching() const {
+    return opposite && main->change > 0 && main->part != ClockPart::gap_p50 &&
+           opposite->part == ClockPart::gap_p50;
+  }
+};
+
+GapMoves gap_moves(const SeriesComparison& s) {
+  GapMoves g;
+  g.main = largest_moved(s, kGapParts);
+  if (g.main && !is_count(g.main->part))
+    g.opposite =
+        largest_moved(s, {ClockPart::gap_p50, ClockPart::gap_p95, ClockPart::gap_max}, g.main);
+  return g;
+}
+
+constexpr std::string_view kBatchingHint =
+    "; the typical gap shrank while the tail grew: chunks are held and released in batches "
+    "(e.g. haproxy's default batching, fixed by `option http-no-delay`)";
+
+// The burst rule: TTFT grew while B's gaps collapsed to ~0 and its stalls are
+// gone: something between the hosts holds the whole stream and releases it at once.
+bool gaps_collapsed_while_ttft_grew(const SeriesComparison& s, const CompareOptions& o) {
+  const PartChange* ttft = s.find(ClockPart::ttft, Statistic::median);
+  const PartChange* p50 = s.find(ClockPart::gap_p50, Statistic::median);
+  const PartChange* p95 = s.find(ClockPart::gap_p95, Statistic::median);
+  const PartChange* stalls = s.find(ClockPart::stalls, Statistic::p95);
+  if (!ttft || !ttft->moved || ttft->change <= 0) return false;
+  if (!p50 || !p95 || !p50->comparable || !p95->comparable) return false;
+  if (p95->a < o.min_effect_seconds) return false;  // no gaps in A to collapse from
+  const double collapsed = std::max(o.collapsed_gap_seconds, o.min_effect_share * p50->a);
+  if (p50->b > collapsed || p95->b > collapsed) return false;
+  return !stalls || !stalls->comparable || stalls->b == 0;
+}
+
+std::pair<std::string, std::string> buffer_verdict(const SeriesComparison& s) {
+  const PartChange* p95 = s.find(ClockPart::gap_p95, Statistic::median);
+  const PartChange* stalls = s.find(ClockPart::stalls, Statistic::median);
+  const std::string stall_text =
+      stalls && stalls->comparable
+          ? fmt::format(", stalls {} → {}", format_number(stalls->a), format_number(stalls->b))
+          : "";
+  return {"buffer",
+          fmt::format("TTFT grew ({}) while the gaps collapsed to ~0 (gap_p95 median {} → {}{}): "
+                      "a buffer between the hosts holds the stream and releases it at once (a "
+                      "buffering proxy or compression on B's path, e.g. nginx proxy_buffering or "
+                      "gzip); B's TTFT is the buffer's wait, not the model's",
+                      describe(largest_moved(s, {ClockPart::ttft})), format_seconds(p95->a),
+                      format_seconds(p95->b), stall_text)};
+}
+
 // The verdict's class (for grouping prompts) and its sentence.
-std::pair<std::string, std::string> verdict_for(const SeriesComparison& s) {
+std::pair<std::string, std::string> verdict_for(const SeriesComparison& s,
+                                                const CompareOptions& o) {
   if (s.ok_a == 0 || s.ok_b == 0)
     return {"none",
             fmt::format("cannot compare: no successful runs in {}", s.ok_a == 0 ? "A" : "B")};
-  const auto gaps = describe(first_moved(
-      s, {ClockPart::gap_p50, ClockPart::gap_p95, ClockPart::gap_max, ClockPart::stalls}));
-  const auto ttft = describe(first_moved(s, {ClockPart::ttft}));
+  if (gaps_collapsed_while_ttft_grew(s, o)) return buffer_verdict(s);
+  const GapMoves gm = gap_moves(s);
+  const std::string gaps = gm.text();
+  const std::string batching = gm.batching() ? std::string(kBatchingHint) : std::string();
+  const auto ttft = describe(largest_moved(s, {ClockPart::ttft}));
   if (s.gaps_moved && !s.ttft_moved)
     return {"transport",
             fmt::format(
                 "gaps moved ({}), TTFT did not: transport between the hosts (the network path or a "
-                "buffering proxy), not the model",
-                gaps)};
+                "buffering proxy), not the model{}",
+                gaps, batching)};
   if (s.ttft_moved && !s.gaps_moved)
     return {
         "before-stream",
@@ -120,19 +221,20 @@ std::pair<std::string, std::string> verdict_for(const SeriesComparison& s) {
   if (s.ttft_moved && s.gaps_moved)
     return {"both",
             fmt::format("TTFT and gaps both moved ({}; {}): the serving side itself differs (load, "
-                        "model, region), or both the wait and the path do",
-                        ttft, gaps)};
+                        "model, region), or both the wait and the path do{}",
+                        ttft, gaps, batching)};
   if (s.duration_moved)
     return {"length",
             fmt::format("TTFT and gaps did not move, duration did ({}): the answers differ in "
                         "length (compare chunks)",
-                        describe(first_moved(s, {ClockPart::duration})))};
+                        describe(largest_moved(s, {ClockPart::duration})))};
   if (s.tail_moved)
     return {"tail",
             fmt::format("TTFT and gaps did not move, the tail did ({}): the end of the stream is "
                         "held back (a proxy, or a slow close)",
-                        describe(first_moved(s, {ClockPart::tail})))};
-  return {"same", "nothing moved beyond noise: TTFT and gaps are the same from both hosts"};
+                        describe(largest_moved(s, {ClockPart::tail})))};
+  return {"same",
+          "nothing moved beyond the minimum effect: TTFT and gaps are the same from both hosts"};
 }
 
 }  // namespace
@@ -214,7 +316,10 @@ PartChange part_change(const Series& sa, ClockPart p, Statistic st, const std::v
   const double widen = is_count(p) ? 0.0 : o.resolution_seconds;
   c.ci_low = ci.low - widen;
   c.ci_high = ci.high + widen;
-  c.moved = c.ci_low > 0 || c.ci_high < 0;
+  c.excludes_zero = c.ci_low > 0 || c.ci_high < 0;
+  c.min_effect = std::max(is_count(p) ? o.min_effect_count : o.min_effect_seconds,
+                          o.min_effect_share * std::fabs(c.a));
+  c.moved = c.excludes_zero && std::fabs(c.change) >= c.min_effect;
   return c;
 }
 
@@ -262,13 +367,38 @@ std::string overall_verdict(const std::vector<SeriesComparison>& series, std::si
 
 }  // namespace
 
+namespace {
+
+// The targets of `rows` that are in no pair, as "A: name" (or "B: name").
+void note_unpaired(const std::vector<probe::ProbeResult>& rows,
+                   const std::vector<std::pair<std::string, std::string>>& pairs, bool side_a,
+                   std::vector<std::string>& out) {
+  for (const auto& t : targets_of(rows)) {
+    const bool paired = std::any_of(pairs.begin(), pairs.end(), [&](const auto& p) {
+      return (side_a ? p.first : p.second) == t;
+    });
+    if (!paired) out.push_back(fmt::format("{}: {}", side_a ? "A" : "B", t));
+  }
+}
+
+}  // namespace
+
 Comparison compare(const std::vector<probe::ProbeResult>& a,
                    const std::vector<probe::ProbeResult>& b, const CompareOptions& o) {
   Comparison out;
   out.options = o;
-  const auto ta = targets_of(a), tb = targets_of(b);
-  const bool by_prompt = ta.size() == 1 && tb.size() == 1 && ta != tb;
-  auto ga = group(a, by_prompt), gb = group(b, by_prompt);
+  SeriesMap ga, gb;
+  if (o.pairs.empty()) {
+    const auto ta = targets_of(a), tb = targets_of(b);
+    const bool by_prompt = ta.size() == 1 && tb.size() == 1 && ta != tb;
+    ga = group(a, by_prompt);
+    gb = group(b, by_prompt);
+  } else {
+    ga = group_pairs(a, o.pairs, true);
+    gb = group_pairs(b, o.pairs, false);
+    note_unpaired(a, o.pairs, true, out.not_paired);
+    note_unpaired(b, o.pairs, false, out.not_paired);
+  }
   for (const auto& [key, sa] : ga)
     if (!gb.count(key)) out.only_in_a.push_back(sa.target + "/" + sa.prompt);
   for (const auto& [key, sb] : gb)
@@ -279,7 +409,8 @@ Comparison compare(const std::vector<probe::ProbeResult>& a,
     auto it = gb.find(key);
     if (it == gb.end()) continue;
     SeriesComparison sc = compare_series(sa, it->second, o);
-    auto [cls, sentence] = verdict_for(sc);
+    auto [cls, sentence] = verdict_for(sc, o);
+    sc.shape = cls;
     sc.verdict = sentence;
     classes.insert(cls);
     out.series.push_back(std::move(sc));
@@ -291,6 +422,14 @@ Comparison compare(const std::vector<probe::ProbeResult>& a,
 std::string render_text(const Comparison& c, const std::string& label_a,
                         const std::string& label_b) {
   std::string out = fmt::format("compare A = {}  →  B = {}\n", label_a, label_b);
+  if (c.options.pairs.empty()) {
+    out += "targets matched by name (by prompt alone when A and B each hold one target)\n";
+  } else {
+    std::string pairs;
+    for (const auto& [ta, tb] : c.options.pairs)
+      pairs += fmt::format("{}{} → {}", pairs.empty() ? "" : ", ", ta, tb);
+    out += fmt::format("targets matched by --pair: {}\n", pairs);
+  }
   for (const auto& s : c.series) {
     out += fmt::format("\ntarget {}  prompt {}  (A: {} rows, {} ok; B: {} rows, {} ok)\n", s.target,
                        s.prompt, s.rows_a, s.ok_a, s.rows_b, s.ok_b);
@@ -305,7 +444,7 @@ std::string render_text(const Comparison& c, const std::string& label_a,
       }
       const std::string ci =
           fmt::format("[{}, {}]", fmt_change(ch.part, ch.ci_low), fmt_change(ch.part, ch.ci_high));
-      const char* mark = ch.moved ? "moved" : "~";
+      const char* mark = ch.moved ? "moved" : ch.excludes_zero ? "< min effect" : "~";
       out += fmt::format("  {:<9} {:<6} {:>10} {:>10} {:>11}   {:<27} {}\n", to_string(ch.part),
                          to_string(ch.statistic), fmt_value(ch.part, ch.a),
                          fmt_value(ch.part, ch.b), fmt_change(ch.part, ch.change), ci, mark);
@@ -317,11 +456,15 @@ std::string render_text(const Comparison& c, const std::string& label_a,
     for (const auto& s : c.only_in_a) out += fmt::format("only in A (not compared): {}\n", s);
     for (const auto& s : c.only_in_b) out += fmt::format("only in B (not compared): {}\n", s);
   }
+  for (const auto& s : c.not_paired) out += fmt::format("in no --pair (not compared): {}\n", s);
   out += fmt::format(
       "\n95% CI: bootstrap ({} resamples, seed {}) of the change in the statistic, widened by the "
-      "clock "
-      "resolution ±{}; \"moved\" = the CI excludes 0.\n",
-      c.options.resamples, c.options.seed, format_seconds(c.options.resolution_seconds));
+      "clock resolution ±{}; \"moved\" = the CI excludes 0 and |change| >= max({}, {} of A) "
+      "(stalls: max({}, {} of A)); \"< min effect\" = the CI excludes 0 but the change is "
+      "smaller.\n",
+      c.options.resamples, c.options.seed, format_seconds(c.options.resolution_seconds),
+      format_seconds(c.options.min_effect_seconds), format_percent(c.options.min_effect_share),
+      format_number(c.options.min_effect_count), format_percent(c.options.min_effect_share));
   out += fmt::format("verdict: {}\n", c.verdict);
   return out;
 }
@@ -346,6 +489,8 @@ json::Value change_json(const PartChange& ch) {
   o.emplace_back("ci_high", ch.ci_high * scale);
   o.emplace_back("bootstrap_low", ch.bootstrap_low * scale);
   o.emplace_back("bootstrap_high", ch.bootstrap_high * scale);
+  o.emplace_back("min_effect", ch.min_effect * scale);
+  o.emplace_back("excludes_zero", ch.excludes_zero);
   o.emplace_back("moved", ch.moved);
   return o;
 }
@@ -363,6 +508,7 @@ json::Value series_json(const SeriesComparison& s) {
                       {"gaps_moved", s.gaps_moved},
                       {"tail_moved", s.tail_moved},
                       {"duration_moved", s.duration_moved},
+                      {"shape", s.shape},
                       {"verdict", s.verdict},
                       {"changes", std::move(changes)}};
 }
@@ -375,12 +521,20 @@ json::Value to_json(const Comparison& c, const std::string& label_a, const std::
   json::Array only_a, only_b;
   for (const auto& s : c.only_in_a) only_a.push_back(s);
   for (const auto& s : c.only_in_b) only_b.push_back(s);
+  json::Array pairs, not_paired;
+  for (const auto& [ta, tb] : c.options.pairs) pairs.push_back(json::Object{{"a", ta}, {"b", tb}});
+  for (const auto& s : c.not_paired) not_paired.push_back(s);
   return json::Object{{"a", label_a},
                       {"b", label_b},
                       {"confidence", c.options.confidence},
                       {"resamples", c.options.resamples},
                       {"resolution_ms", c.options.resolution_seconds * 1e3},
                       {"seed", static_cast<std::int64_t>(c.options.seed)},
+                      {"min_effect_ms", c.options.min_effect_seconds * 1e3},
+                      {"min_effect_share", c.options.min_effect_share},
+                      {"matched_by", c.options.pairs.empty() ? "name" : "pair"},
+                      {"pairs", std::move(pairs)},
+                      {"not_paired", std::move(not_paired)},
                       {"series", std::move(series)},
                       {"only_in_a", std::move(only_a)},
                       {"only_in_b", std::move(only_b)},

@@ -3,7 +3,17 @@
 // the change in median and p95 from A to B with a bootstrap 95% confidence
 // interval (fixed seed: the same rows always give the same numbers), and a
 // verdict in plain words.
+//
+// A change "moved" when its CI excludes 0 AND it is at least the minimum
+// effect: max(5 ms, 10 % of A's value) for times, max(1, 10 %) for stall
+// counts. The verdict quotes the largest move of each group (TTFT; gaps =
+// gap p50/p95/max and stalls), not the first, and says when parts of a group
+// moved in opposite directions (p50 down, p95 up: chunks released in batches).
+// The burst rule comes first: when TTFT grew while B's gaps collapsed to ~0
+// and its stalls are gone, a buffer between the hosts holds the stream and
+// releases it at once.
 #pragma once
+#include <utility>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -30,6 +40,20 @@ struct CompareOptions {
   // the clock can tell apart (a tight TTFT shifting by 0.1 ms between two
   // processes) do not count as moves. Stalls per run are counts: not widened.
   double resolution_seconds = 0.001;
+  // The minimum effect before a change counts as moved: |change| >=
+  // max(floor, share × A's value); floors: min_effect_seconds for times,
+  // min_effect_count for stalls per run.
+  double min_effect_seconds = 0.005;
+  double min_effect_share = 0.10;
+  double min_effect_count = 1.0;
+  // Gaps "collapsed" in B: B's gap p50 and p95 (medians over runs) at or
+  // below max(this, 10 % of A's gap p50), from an A whose gap p95 was at
+  // least min_effect_seconds.
+  double collapsed_gap_seconds = 0.001;
+  // Explicit target matching (`--pair A_TARGET=B_TARGET`): when not empty,
+  // only these pairs are compared, prompt by prompt; an A target may appear
+  // in several pairs, and A and B may be the same rows.
+  std::vector<std::pair<std::string, std::string>> pairs;
 };
 
 enum class Statistic { median, p95 };
@@ -43,8 +67,10 @@ struct PartChange {
   double change = 0;             // b - a
   double bootstrap_low = 0, bootstrap_high = 0;  // the percentile-bootstrap interval
   double ci_low = 0, ci_high = 0;                // ... widened by the resolution: the reported CI
+  double min_effect = 0;                         // max(floor, share × |a|)
   bool comparable = false;                       // both sides have values
-  bool moved = false;                            // the reported CI excludes 0
+  bool excludes_zero = false;                    // the reported CI excludes 0
+  bool moved = false;                            // excludes_zero and |change| >= min_effect
 };
 
 struct SeriesComparison {
@@ -52,6 +78,9 @@ struct SeriesComparison {
   std::size_t rows_a = 0, rows_b = 0, ok_a = 0, ok_b = 0;
   std::vector<PartChange> changes;  // kAllClockParts × {median, p95}
   bool ttft_moved = false, gaps_moved = false, tail_moved = false, duration_moved = false;
+  // The verdict's class: buffer, transport, before-stream, both, length,
+  // tail, same, or none (no successful runs on a side).
+  std::string shape;
   std::string verdict;  // plain words
 
   const PartChange* find(ClockPart p, Statistic s) const;
@@ -60,12 +89,15 @@ struct SeriesComparison {
 struct Comparison {
   std::vector<SeriesComparison> series;
   std::vector<std::string> only_in_a, only_in_b;  // "target/prompt"
-  std::string verdict;                            // one line over all series
-  CompareOptions options;                         // what the intervals were made with
+  // With pairs: targets in no pair, as "A: name" / "B: name" (not compared).
+  std::vector<std::string> not_paired;
+  std::string verdict;     // one line over all series
+  CompareOptions options;  // what the intervals were made with
 };
 
 // Rows are matched by target+prompt; when A and B each hold one target (the
-// same endpoint under two names), by prompt alone. Failed rows are counted,
+// same endpoint under two names), by prompt alone; with options.pairs, each
+// pair's A target against its B target, by prompt. Failed rows are counted,
 // not measured.
 Comparison compare(const std::vector<probe::ProbeResult>& a,
                    const std::vector<probe::ProbeResult>& b, const CompareOptions& options = {});

@@ -438,11 +438,14 @@ void page_head(Out out, const Summary& summary, const ReportMeta& meta) {
 void meta_lines(Out out, const Summary& summary, const ReportMeta& meta) {
   fmt::format_to(
       out,
-      R"~(<div class="meta">started <b>{}</b> · took <b>{}</b> · host <b>{}</b> · {} measured run{} ({} ok) · {} warmup run{} discarded · concurrency {} · seed {}</div>)~",
+      R"~(<div class="meta">started <b>{}</b> · took <b>{}</b> · host <b>{}</b> · {} measured run{} ({} ok) · {} warmup run{} discarded{}{}</div>)~",
       wall_clock::format_utc(meta.started_unix, "%Y-%m-%d %H:%M:%S UTC"),
       format_seconds(meta.elapsed_seconds), html_escape(meta.host), summary.runs,
       summary.runs == 1 ? "" : "s", summary.ok, summary.warmup_discarded,
-      summary.warmup_discarded == 1 ? "" : "s", meta.concurrency, html_escape(meta.seed));
+      summary.warmup_discarded == 1 ? "" : "s",
+      // Unknown (0 / empty) when the report is made from rows afterwards.
+      meta.concurrency > 0 ? fmt::format(" · concurrency {}", meta.concurrency) : "",
+      meta.seed.empty() ? "" : " · seed " + html_escape(meta.seed));
   if (!meta.command.empty())
     fmt::format_to(out, R"~(<div class="meta">command: <code>{}</code></div>)~",
                    html_escape(meta.command));

@@ -19,9 +19,9 @@ struct ReportMeta {
   std::string host;         // where the probes ran
   double started_unix = 0;  // wall clock at start
   double elapsed_seconds = 0;
-  std::string seed;  // shuffle seed, as text
-  int concurrency = 1;
-  bool interrupted = false;                                 // a partial run (SIGINT/SIGTERM)
+  std::string seed;          // shuffle seed, as text; "" (not shown) when unknown
+  int concurrency = 1;       // 0 (not shown) when unknown: a report made from rows
+  bool interrupted = false;  // a partial run (SIGINT/SIGTERM)
   std::vector<double> gap_buckets = config::Buckets{}.gap;  // histogram bins (seconds)
   config::DiagnosisThresholds thresholds;
 };

@@ -2,7 +2,13 @@
 `chromium`): its inline self-check passes (data-selfcheck="ok" on <html>), the
 DOM has one timeline row per measured run, the console shows no errors, the
 screenshot is a real picture, and the file loads nothing from anywhere.
+
+`report ROWS...` renders the same report from rows files afterwards: two
+runs' rows (before/after) side by side, labelled by file, checked the same
+way in Chromium; and bad input is refused with FILE:LINE for every bad line
+(ReportFromRowsCli, no browser needed).
 """
+import json
 import os
 import re
 import shutil
@@ -90,6 +96,120 @@ class ReportInChromium(unittest.TestCase):
             dom = chromium(tmp, '--dump-dom', 'file://' + report)
             self.assertIn('data-selfcheck="failed: expected 3 timeline rows, found 2"', dom.stdout)
             self.assertTrue(console_errors(dom.stderr), dom.stderr[-2000:])
+
+    def test_report_from_rows_files_renders_before_and_after(self):
+        with TempDir() as tmp, Upstream(tmp) as up:
+            rows = {}
+            for side, spec in (('before', 'ttft=60,gap=12,chunks=25,stall=10:400'),
+                               ('after', 'ttft=150,gap=12,chunks=25')):
+                cfg = run_config(tmp, [{'name': 'svc', 'url': up.url(spec)}], name=f'{side}.yaml')
+                rows[side] = f'{tmp}/{side}.jsonl'
+                p = run_cli(['run', '--config', cfg, '--runs', '4', '--warmup', '0', '--seed', '3',
+                             '--out', rows[side]], rt=True)
+                self.assertEqual(p.returncode, 0, p.stderr)
+            report = os.path.join(tmp, 'report.html')
+            p = run_cli(['report', rows['before'], rows['after'], '--out', report])
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(p.stdout, '')
+            self.assertIn(f'report: 2 series from before.jsonl (4 rows), after.jsonl (4 rows) -> {report}',
+                          p.stderr)
+            with open(report) as f:
+                html = f.read()
+            self.assertIsNone(re.search(r'(src|href)\s*=\s*["\']?(https?:|//)', html))
+            self.assertIn("default-src 'none'", html)
+            self.assertIn('<title>llm-stream-exporter report · before.jsonl vs after.jsonl</title>', html)
+            self.assertNotIn('seed', re.search(r'<div class="meta">started.*?</div>', html).group(0))
+
+            url = 'file://' + report
+            dom = chromium(tmp, '--dump-dom', url)
+            self.assertEqual(dom.returncode, 0, dom.stderr[-2000:])
+            self.assertRegex(dom.stdout, r'<html[^>]*data-selfcheck="ok"', dom.stdout[:300])
+            self.assertEqual(len(re.findall(r'<g class="run [a-z]+" data-run="\d+"', dom.stdout)), 8)
+            self.assertEqual(len(re.findall(r'<section class="series"', dom.stdout)), 2)
+            self.assertEqual(console_errors(dom.stderr), [])
+            # Before and after apart, before first: each labelled by its file.
+            before, after = dom.stdout.find('svc @ before.jsonl'), dom.stdout.find('svc @ after.jsonl')
+            self.assertGreaterEqual(before, 0)
+            self.assertGreater(after, before)
+            # The stall planted in "before" is marked once in each of its 4 rows; "after" has none.
+            self.assertEqual(len(re.findall(r'<rect class="stall"', dom.stdout)), 4)
+
+            shot = os.path.join(tmp, 'report.png')
+            p = chromium(tmp, f'--screenshot={shot}', '--window-size=1200,2600', url)
+            self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+            self.assertEqual(console_errors(p.stderr), [])
+            with open(shot, 'rb') as f:
+                png = f.read()
+            self.assertTrue(png.startswith(b'\x89PNG\r\n\x1a\n'))
+            self.assertGreater(len(png), 10 * 1024)
+
+
+def row(i, target='svc', prompt='short', host='h'):
+    return json.dumps({'ts': 1700000000 + i, 'target': target, 'prompt': prompt, 'ok': True, 'ttft_ms': 100,
+                       'duration_ms': 300, 'chunks': 3, 'gaps_ms': [20, 30], 'gap_p50_ms': 20,
+                       'gap_p95_ms': 30, 'gap_max_ms': 30, 'stalls': 0, 'host': host}) + '\n'
+
+
+class ReportFromRowsCli(unittest.TestCase):
+    def test_every_bad_line_is_listed_and_nothing_is_written(self):
+        with TempDir() as tmp:
+            good = f'{tmp}/good.jsonl'
+            bad = f'{tmp}/bad.jsonl'
+            with open(good, 'w') as f:
+                f.write(row(1) + row(2))
+            with open(bad, 'w') as f:
+                f.write(row(1) + '{"ts": 1, "target": "svc", "ok": tru\n' + row(2) + '\n'
+                        + '{"target": "svc", "ok": true}\n' + '{"ts": 1, "target": "sv')
+            out = f'{tmp}/report.html'
+            p = run_cli(['report', good, bad, '--out', out])
+            self.assertEqual(p.returncode, 2)
+            lines = p.stderr.strip().splitlines()
+            self.assertEqual(len(lines), 4, p.stderr)
+            self.assertTrue(lines[0].startswith(f'report: {bad}:2: not a probe row: malformed JSON'), lines[0])
+            self.assertEqual(lines[1], f'report: {bad}:5: not a probe row: missing field "ts"')
+            self.assertTrue(lines[2].startswith(f'report: {bad}:6: not a probe row: '), lines[2])
+            self.assertIn('the last line has no newline', lines[2])
+            self.assertEqual(lines[3], f'report: {bad}: 3 of 5 lines are not probe rows: nothing written '
+                                       '(fix or remove them)')
+            self.assertFalse(os.path.exists(out))
+            self.assertEqual(p.stdout, '')
+
+    def test_missing_and_empty_files_are_refused(self):
+        with TempDir() as tmp:
+            empty = f'{tmp}/empty.jsonl'
+            open(empty, 'w').close()
+            p = run_cli(['report', f'{tmp}/missing.jsonl', empty, '--out', f'{tmp}/r.html'])
+            self.assertEqual(p.returncode, 2)
+            self.assertEqual(p.stderr.strip().splitlines(),
+                             [f'report: {tmp}/missing.jsonl: cannot read rows file: No such file or directory',
+                              f'report: {empty}: no rows to report'])
+            p = run_cli(['report'])
+            self.assertEqual(p.returncode, 2)
+            self.assertIn('ROWS is required', p.stderr)
+
+    def test_without_out_the_html_goes_to_stdout_and_hosts_label_the_files(self):
+        with TempDir() as tmp:
+            a, b = f'{tmp}/a.jsonl', f'{tmp}/b.jsonl'
+            with open(a, 'w') as f:
+                f.write(''.join(row(i, host='laptop') for i in range(3)))
+            with open(b, 'w') as f:
+                f.write(''.join(row(i, host='ci-runner') for i in range(3)))
+            p = run_cli(['report', a, b])  # stdout is a pipe here, not a terminal
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertTrue(p.stdout.startswith('<!DOCTYPE html>'), p.stdout[:100])
+            self.assertIn('svc @ laptop', p.stdout)
+            self.assertIn('svc @ ci-runner', p.stdout)
+            self.assertIn('-> stdout', p.stderr)
+            p2 = run_cli(['report', a, b, '--out', '-'])
+            self.assertEqual(p2.stdout, p.stdout)
+
+    def test_help_says_where_the_html_goes_and_how_files_are_labelled(self):
+        p = run_cli(['report', '--help'])
+        self.assertEqual(p.returncode, 0, p.stderr)
+        text = ' '.join(p.stdout.split())
+        self.assertIn("each target becomes 'TARGET @ LABEL'", text)
+        self.assertIn('refused when stdout is a terminal', text)
+        self.assertIn('FILE:LINE', text)
 
 
 if __name__ == '__main__':

@@ -1,5 +1,7 @@
 // compare: the bootstrap interval is reproducible and brackets a planted
-// shift; the verdict names the part of the clock that moved.
+// shift; the verdict names the part of the clock that moved, the largest move
+// of it, only moves above the minimum effect, a buffer when gaps collapse
+// while TTFT grows; --pair matches targets of other names, also of one file.
 #include "report/compare.hpp"
 
 #include <gtest/gtest.h>
@@ -10,6 +12,7 @@ namespace lse::report {
 namespace {
 
 using testing::planted;
+using testing::repeat;
 
 // n probes with TTFT around `ttft` and gaps around `gap`, with a small
 // deterministic spread so the bootstrap has something to resample.
@@ -73,6 +76,153 @@ TEST(ReportCompare, IdenticalRowsMoveNothing) {
     EXPECT_DOUBLE_EQ(ch.change, 0);
   }
   EXPECT_EQ(c.verdict.rfind("nothing moved", 0), 0u);
+}
+
+// Every run of a series with the same planted gaps (in this order) and TTFTs
+// 0.1 ms apart, so the bootstrap has a spread to resample.
+std::vector<probe::ProbeResult> runs_of(int n, double ttft, const std::vector<double>& gaps,
+                                        const std::string& target = "svc",
+                                        const std::string& prompt = "short") {
+  std::vector<probe::ProbeResult> out;
+  for (int i = 0; i < n; ++i)
+    out.push_back(planted(ttft + 0.0001 * (i % 5), gaps, 0.001, target, prompt));
+  return out;
+}
+
+std::vector<double> concat(std::initializer_list<std::vector<double>> parts) {
+  std::vector<double> out;
+  for (const auto& p : parts) out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
+
+TEST(ReportCompare, ASmallShiftWhoseCiExcludesZeroIsNotAMove) {
+  // Every gap 3.8 ms longer: the CI excludes 0, but 3.8 ms < max(5 ms, 10% of 20 ms).
+  const auto c = compare(rows(20, 0.12, 0.020), rows(20, 0.12, 0.0238));
+  const auto& s = c.series.at(0);
+  const auto& gap = change(s, ClockPart::gap_p50, Statistic::median);
+  EXPECT_NEAR(gap.change, 0.0038, 0.0002);
+  EXPECT_GT(gap.ci_low, 0);
+  EXPECT_TRUE(gap.excludes_zero);
+  EXPECT_DOUBLE_EQ(gap.min_effect, 0.005);
+  EXPECT_FALSE(gap.moved);
+  EXPECT_FALSE(s.gaps_moved);
+  // 20 gaps × 3.8 ms do add up: the answers take 76 ms longer (> 10% of ~0.5 s).
+  EXPECT_EQ(s.shape, "length");
+  EXPECT_EQ(s.verdict.rfind("TTFT and gaps did not move, duration did (duration median +76", 0), 0u)
+      << s.verdict;
+  const std::string text = render_text(c, "A", "B");
+  EXPECT_NE(text.find("< min effect"), std::string::npos) << text;
+
+  // The same shift is a move above a 3 ms floor.
+  CompareOptions finer;
+  finer.min_effect_seconds = 0.003;
+  EXPECT_TRUE(
+      compare(rows(20, 0.12, 0.020), rows(20, 0.12, 0.0238), finer).series.at(0).gaps_moved);
+}
+
+TEST(ReportCompare, TheMinimumEffectGrowsWithTheBaseline) {
+  // TTFT 1 s: 10% is 100 ms. +60 ms is clear of the noise but not a move; +150 ms is.
+  const auto gaps = repeat(0.020, 20);
+  const auto small = compare(runs_of(20, 1.0, gaps), runs_of(20, 1.06, gaps));
+  const auto& t1 = change(small.series.at(0), ClockPart::ttft, Statistic::median);
+  EXPECT_TRUE(t1.excludes_zero);
+  EXPECT_NEAR(t1.min_effect, 0.1, 0.001);
+  EXPECT_FALSE(t1.moved);
+  EXPECT_FALSE(small.series[0].ttft_moved);
+
+  const auto large = compare(runs_of(20, 1.0, gaps), runs_of(20, 1.15, gaps));
+  EXPECT_TRUE(change(large.series.at(0), ClockPart::ttft, Statistic::median).moved);
+  EXPECT_EQ(large.series[0].verdict.rfind("TTFT moved (ttft median +150", 0), 0u)
+      << large.series[0].verdict;
+}
+
+TEST(ReportCompare, TheVerdictNamesTheLargestMoveNotTheFirst) {
+  // A: per run gap p50 40 ms, p95 50 ms, max 300 ms. B: p50 20 ms (-20 ms),
+  // p95 253 ms (+203 ms), max 300 ms (unchanged).
+  const auto a = runs_of(20, 0.12, concat({repeat(0.040, 18), {0.050, 0.300}}));
+  const auto b = runs_of(20, 0.12, concat({repeat(0.020, 16), repeat(0.253, 3), {0.300}}));
+  const auto c = compare(a, b);
+  const auto& s = c.series.at(0);
+  EXPECT_NEAR(change(s, ClockPart::gap_p50, Statistic::median).change, -0.020, 1e-6);
+  EXPECT_TRUE(change(s, ClockPart::gap_p50, Statistic::median).moved);
+  EXPECT_NEAR(change(s, ClockPart::gap_p95, Statistic::median).change, 0.203, 1e-6);
+  EXPECT_FALSE(change(s, ClockPart::gap_max, Statistic::median).moved);
+  EXPECT_EQ(s.shape, "transport");
+  EXPECT_EQ(s.verdict.rfind("gaps moved (gap_p95 median +203.0 ms; gap_p50 median -20.0 ms the "
+                            "other way), TTFT did not",
+                            0),
+            0u)
+      << s.verdict;
+  // p50 down, p95 up: held and released in batches.
+  EXPECT_NE(s.verdict.find("released in batches"), std::string::npos) << s.verdict;
+}
+
+TEST(ReportCompare, GapsCollapsingWhileTtftGrowsNameABuffer) {
+  // Direct: TTFT 300 ms, gaps 30 ms with two 400 ms stalls (gap p95 400 ms). Buffered: the
+  // whole answer released at once after 2.2 s: every gap 0, no stalls.
+  const auto direct =
+      runs_of(20, 0.30, concat({repeat(0.030, 10), {0.400}, repeat(0.030, 10), {0.400}}));
+  const auto buffered = runs_of(20, 2.20, repeat(0.0, 22));
+  const auto c = compare(direct, buffered);
+  const auto& s = c.series.at(0);
+  EXPECT_TRUE(s.ttft_moved);
+  EXPECT_EQ(s.shape, "buffer");
+  EXPECT_EQ(s.verdict.rfind("TTFT grew (ttft median +1.90 s) while the gaps collapsed to ~0 "
+                            "(gap_p95 median 400.0 ms → 0.0 ms, stalls 2 → 0): a buffer between "
+                            "the hosts holds the stream and releases it at once",
+                            0),
+            0u)
+      << s.verdict;
+  EXPECT_NE(json::dump(to_json(c, "a", "b")).find("\"shape\":\"buffer\""), std::string::npos);
+
+  // The other way round (buffered → direct) TTFT fell: not a buffer on B's path.
+  EXPECT_NE(compare(buffered, direct).series.at(0).shape, "buffer");
+  // TTFT grew but the gaps stayed: the wait, not a buffer.
+  const auto slower =
+      runs_of(20, 2.20, concat({repeat(0.030, 10), {0.400}, repeat(0.030, 10), {0.400}}));
+  EXPECT_EQ(compare(direct, slower).series.at(0).shape, "before-stream");
+  // The gaps collapsed but TTFT did not grow: not the burst rule.
+  EXPECT_NE(compare(direct, runs_of(20, 0.30, repeat(0.0, 22))).series.at(0).shape, "buffer");
+}
+
+TEST(ReportCompare, PairsMatchTwoTargetsOfOneFile) {
+  // One `run` file with three targets: direct, behind a buffer, and another.
+  auto rows_file = runs_of(10, 0.30, repeat(0.030, 20), "direct", "short");
+  for (const auto& more : {runs_of(10, 2.2, repeat(0.0, 20), "via-nginx", "short"),
+                           runs_of(10, 0.3, repeat(0.03, 20), "other", "short")})
+    rows_file.insert(rows_file.end(), more.begin(), more.end());
+  // By name, a file against itself compares each target with itself.
+  const auto by_name = compare(rows_file, rows_file);
+  EXPECT_EQ(by_name.series.size(), 3u);
+  EXPECT_EQ(by_name.verdict.rfind("nothing moved", 0), 0u) << by_name.verdict;
+
+  CompareOptions o;
+  o.pairs = {{"direct", "via-nginx"}, {"direct", "other"}};
+  const auto c = compare(rows_file, rows_file, o);
+  ASSERT_EQ(c.series.size(), 2u);
+  EXPECT_EQ(c.series[0].target, "direct → via-nginx");
+  EXPECT_EQ(c.series[0].shape, "buffer");
+  EXPECT_EQ(c.series[1].target, "direct → other");
+  EXPECT_EQ(c.series[1].shape, "same");
+  EXPECT_EQ(c.not_paired, (std::vector<std::string>{"A: other", "A: via-nginx", "B: direct"}));
+  EXPECT_TRUE(c.only_in_a.empty());
+  EXPECT_TRUE(c.only_in_b.empty());
+  const std::string text = render_text(c, "rows.jsonl", "rows.jsonl");
+  EXPECT_NE(text.find("targets matched by --pair: direct → via-nginx, direct → other"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("in no --pair (not compared): A: other"), std::string::npos);
+}
+
+TEST(ReportCompare, APairWithAPromptOnOneSideOnlyListsIt) {
+  auto a = runs_of(10, 0.3, repeat(0.03, 20), "x", "short");
+  auto a2 = runs_of(10, 0.3, repeat(0.03, 20), "x", "long");
+  a.insert(a.end(), a2.begin(), a2.end());
+  CompareOptions o;
+  o.pairs = {{"x", "y"}};
+  const auto c = compare(a, runs_of(10, 0.3, repeat(0.03, 20), "y", "short"), o);
+  ASSERT_EQ(c.series.size(), 1u);
+  EXPECT_EQ(c.only_in_a, std::vector<std::string>{"x/long"});
 }
 
 TEST(ReportCompare, SubResolutionShiftIsNotAMove) {
