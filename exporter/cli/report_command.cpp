@@ -19,6 +19,7 @@
 #include "config/config.hpp"
 #include "report/html.hpp"
 #include "report/row_json.hpp"
+#include "util/atomic_file.hpp"
 
 namespace lse::cli {
 namespace {
@@ -27,22 +28,6 @@ constexpr int kExitOk = 0;
 constexpr int kExitNotWritten = 1;
 constexpr int kExitUsage = 2;
 constexpr std::size_t kBadLinesShown = 20;  // then "... and N more"
-
-void write_file_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f)
-      throw std::runtime_error(fmt::format("cannot write '{}': {}", tmp, std::strerror(errno)));
-    f << text;
-    f.flush();
-    if (!f)
-      throw std::runtime_error(fmt::format("cannot write '{}': {}", tmp, std::strerror(errno)));
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw std::runtime_error(fmt::format("cannot write '{}': {}", path, ec.message()));
-}
 
 std::string join(const std::vector<std::string>& parts, std::string_view separator) {
   std::string out;
@@ -270,7 +255,7 @@ int report_command(const ReportOptions& o) {
     std::cout.flush();
   } else {
     try {
-      write_file_atomically(o.out, html);
+      util::write_file_atomically(o.out, html);
     } catch (const std::exception& e) {
       std::cerr << "report: " << e.what() << "\n";
       return kExitNotWritten;

@@ -37,6 +37,7 @@
 #include "report/html.hpp"
 #include "report/rows_file.hpp"
 #include "report/summary.hpp"
+#include "util/atomic_file.hpp"
 #include "util/json.hpp"
 #include "util/wall_clock.hpp"
 
@@ -431,22 +432,6 @@ std::string describe_command(const RunOptions& o, const Experiment& ex, std::uin
   return s;
 }
 
-void write_file_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    if (!f)
-      throw std::runtime_error(fmt::format("cannot write '{}': {}", tmp, std::strerror(errno)));
-    f << text;
-    f.flush();
-    if (!f)
-      throw std::runtime_error(fmt::format("cannot write '{}': {}", tmp, std::strerror(errno)));
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw std::runtime_error(fmt::format("cannot write '{}': {}", path, ec.message()));
-}
-
 }  // namespace
 
 Positionals split_positionals(const std::vector<std::string>& args) {
@@ -690,7 +675,7 @@ bool write_report(const report::Summary& summary, const RunSetup& s, const RunOp
   meta.thresholds = s.ex.thresholds;
   meta.gap_buckets = s.ex.gap_buckets;
   try {
-    write_file_atomically(o.report, report::render_html(summary, meta));
+    util::write_file_atomically(o.report, report::render_html(summary, meta));
     std::fprintf(stderr, "run: report -> %s\n", o.report.c_str());
     return true;
   } catch (const std::exception& e) {
