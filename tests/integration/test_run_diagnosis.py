@@ -38,6 +38,9 @@ class Shapes(unittest.TestCase):
                 'pause': ({'url': up.url('ttft=80,gap=20,chunks=40,stall=12:400;28:400')}, ['generation']),
                 'nginx-gzip': ({'url': ng.url('gz', 'ttft=80,gap=15,chunks=40'),
                                 'extra': ['accept_encoding: [gzip]']}, ['transport']),
+                # A real queue behind the buffer: the buffer is named, the queue left open.
+                'queue-gz': ({'url': ng.url('gz', 'ttft=1300,gap=15,chunks=12'),
+                              'extra': ['accept_encoding: [gzip]']}, ['transport']),
                 'long': ({'url': up.url('ttft=50,gap=10,jitter=2,chunks=180')}, ['long_answer']),
                 'spread': ({'url': front.url('ttft=60,gap=15,chunks=20')}, ['shared_capacity']),
             }
@@ -69,6 +72,14 @@ class Shapes(unittest.TestCase):
             self.assertEqual(pause['stalled_share'], 1.0)
             gz = {v['shape']: v['numbers'] for v in series(summary, 'nginx-gzip')['diagnosis']}['transport']
             self.assertEqual(gz['all_at_once_share'], 1.0)
+            qgz = {v['shape']: v['why'] for v in series(summary, 'queue-gz')['diagnosis']}
+            self.assertIn('cannot be seen from here', qgz['queue'])
+            self.assertNotIn('not a queue', qgz['queue'])
+
+            # compare, direct -> through nginx gzip, on the rows of this run: the buffer is named.
+            p = run_cli(['compare', f'{tmp}/rows.jsonl', '--pair', 'pause=nginx-gzip', '--format', 'json'])
+            self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+            self.assertIn('a buffer between the hosts', p.stdout)
 
             # The table format says the same in words.
             small = run_config(tmp, [t for t in targets if t['name'] in ('healthy', 'queue')], name='small.yaml',
