@@ -53,8 +53,12 @@ class RunClock(unittest.TestCase):
                     with self.subTest(target=name, run=i):
                         self.assertTrue(row['ok'], row)
                         self.assertAlmostEqual(row['ttft_ms'], true_ttft, delta=TOL_MS)
+                        # Against the script: the Python upstream is never early but may
+                        # send late on a busy machine; the check that matters is the one
+                        # above, against when it really sent.
                         scripted = float(spec.split('ttft=')[1].split(',')[0])
-                        self.assertAlmostEqual(row['ttft_ms'], scripted, delta=TOL_MS)
+                        self.assertGreater(row['ttft_ms'], scripted - TOL_MS)
+                        self.assertLess(row['ttft_ms'], scripted + 50)
                         self.assertEqual(len(row['gaps_ms']), len(true_gaps))
                         errors = [abs(m - t) for m, t in zip(row['gaps_ms'], true_gaps)]
                         self.assertLess(max(errors), TOL_MS, sorted(errors)[-3:])
