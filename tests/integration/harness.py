@@ -50,6 +50,19 @@ def wait_for(predicate, timeout, interval=0.05, what='condition'):
     raise AssertionError(f'timed out after {timeout}s waiting for {what} (last: {last!r})')
 
 
+def wait_listening(proc, port, timeout, name):
+    """Waits until 127.0.0.1:port accepts connections; fails with the
+    process's output when it exits first."""
+    def up():
+        try:
+            socket.create_connection(('127.0.0.1', port), timeout=0.2).close()
+            return True
+        except OSError:
+            return not proc.alive() and 'exited'
+    if wait_for(up, timeout, what=f'{name} listening') == 'exited':
+        raise AssertionError(f'{name} exited:\n' + proc.output())
+
+
 def http_get(url, timeout=5, headers=None):
     req = urllib.request.Request(url, headers=headers or {})
     try:
@@ -326,14 +339,7 @@ class Nginx:
                           f'daemon off; pid {self.workdir}/nginx.pid; error_log stderr warn;'],
                          os.path.join(self.workdir, 'nginx.out'))
 
-        def up():
-            try:
-                socket.create_connection(('127.0.0.1', self.port), timeout=0.2).close()
-                return True
-            except OSError:
-                return not self.proc.alive() and 'exited'
-        if wait_for(up, 10, what='nginx listening') == 'exited':
-            raise AssertionError('nginx exited:\n' + self.proc.output())
+        wait_listening(self.proc, self.port, 10, 'nginx')
         self.base = f'http://127.0.0.1:{self.port}'
         return self
 

@@ -16,10 +16,9 @@ import os
 import re
 import shutil
 import signal
-import socket
 import unittest
 
-from harness import (ROOT as REPO, Exporter, Nginx, Proc, Prometheus, TempDir, Upstream, free_port,
+from harness import (wait_listening, ROOT as REPO, Exporter, Nginx, Proc, Prometheus, TempDir, Upstream, free_port,
                      render_config, wait_for)
 
 SPEC = 'ttft=50,gap=20,chunks=30'
@@ -47,14 +46,7 @@ class HAProxy:
                     f'backend be\n  server up 127.0.0.1:{self.upstream_port}\n')
         self.proc = Proc([binary, '-f', conf, '-db'], os.path.join(self.workdir, 'haproxy.out'))
 
-        def up():
-            try:
-                socket.create_connection(('127.0.0.1', self.port), timeout=0.2).close()
-                return True
-            except OSError:
-                return not self.proc.alive() and 'exited'
-        if wait_for(up, 10, what='haproxy listening') == 'exited':
-            raise AssertionError('haproxy exited:\n' + self.proc.output())
+        wait_listening(self.proc, self.port, 10, 'haproxy')
         return self
 
     def url(self, spec):

@@ -14,14 +14,13 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import textwrap
 import time
 import unittest
 
-from harness import BIN, Proc, TempDir, Upstream, free_port, http_post, render_config, wait_for
+from harness import wait_listening, BIN, Proc, TempDir, Upstream, free_port, http_post, render_config, wait_for
 
 SQUID = shutil.which('squid') or ('/usr/sbin/squid' if os.path.exists('/usr/sbin/squid') else None)
 PROXY_VARS = ('HTTP_PROXY', 'http_proxy', 'HTTPS_PROXY', 'https_proxy', 'NO_PROXY', 'no_proxy',
@@ -82,14 +81,7 @@ class Squid:
                 '''))
         self.proc = Proc([SQUID, '-N', '-f', conf], os.path.join(self.dir, 'squid.out'))
 
-        def up():
-            try:
-                socket.create_connection(('127.0.0.1', self.port), timeout=0.2).close()
-                return True
-            except OSError:
-                return not self.proc.alive() and 'exited'
-        if wait_for(up, 15, what='squid listening') == 'exited':
-            raise AssertionError('squid exited:\n' + self.proc.output())
+        wait_listening(self.proc, self.port, 15, 'squid')
         self.url = f'http://127.0.0.1:{self.port}'
         return self
 
