@@ -58,6 +58,16 @@ NO_STALL = ("No stall data for this selection: no probe completed yet, or the ex
             "(see \"Exporter scrape status\").")
 
 
+
+# A 0/1 value shown red below 1, green at 1; and its two words.
+RED_BELOW_1 = {"mode": "absolute", "steps": [{"color": "red", "value": None},
+                                             {"color": "green", "value": 1}]}
+
+
+def zero_one(zero_text, one_text):
+    return [{"type": "value", "options": {"0": {"text": zero_text, "color": "red"},
+                                          "1": {"text": one_text, "color": "green"}}}]
+
 def recording_rules():
     doc = yaml.safe_load(RULES.read_text())
     return {r["record"]: " ".join(r["expr"].split())
@@ -298,8 +308,7 @@ def exporter_status():
         "the cluster/job/instance filters.",
         targets((f'sum({EXPORTER_UP})', "up"),
                 (f'count({EXPORTER_UP}) - sum({EXPORTER_UP})', "down")),
-        thresholds_={"mode": "absolute", "steps": [{"color": "red", "value": None},
-                                                   {"color": "green", "value": 1}]},
+        thresholds_=RED_BELOW_1,
         text_mode="value_and_name",
         overrides=[{"matcher": {"id": "byName", "options": "down"}, "properties": [
             {"id": "thresholds", "value": thresholds((1, "red"))}]}])
@@ -447,10 +456,8 @@ def overview():
         "config file or ConfigMap (see the exporter's log or its /config page); owner: whoever "
         "maintains the exporter's configuration.",
         targets((f'min(llm_stream_exporter_config_last_reload_successful{{{SCOPE}}})', "reload")),
-        mappings=[{"type": "value", "options": {"0": {"text": "FAILED", "color": "red"},
-                                                "1": {"text": "OK", "color": "green"}}}],
-        thresholds_={"mode": "absolute", "steps": [{"color": "red", "value": None},
-                                                   {"color": "green", "value": 1}]}), 4, 4,
+        mappings=zero_one("FAILED", "OK"),
+        thresholds_=RED_BELOW_1), 4, 4,
         no_value=NO_EXPORTER)
     lay.add(stat(
         "Exporter versions",
@@ -553,10 +560,8 @@ def overview():
         "points to the prober's network or credentials; on one target, to that provider. "
         "Click a row to drill down.",
         targets((f'max by (target, prompt, location) (llm_stream_last_probe_success{{{SEL}}})', "{{target}} {{prompt}} {{location}}")),
-        mappings=[{"type": "value", "options": {"0": {"text": "failed", "color": "red"},
-                                                "1": {"text": "ok", "color": "green"}}}],
-        thresholds_={"mode": "absolute", "steps": [{"color": "red", "value": None},
-                                                   {"color": "green", "value": 1}]},
+        mappings=zero_one("failed", "ok"),
+        thresholds_=RED_BELOW_1,
         links=DRILL_LINK), 12, 8)
 
     variables = [datasource_var()] + scope_vars() + probe_vars(target_multi=True) + [
