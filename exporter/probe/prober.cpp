@@ -12,6 +12,7 @@
 #include <random>
 #include <stdexcept>
 
+#include "net/proxy_env.hpp"
 #include "probe/triage.hpp"
 #include "util/text.hpp"
 #include "util/wall_clock.hpp"
@@ -26,20 +27,16 @@ http::ClientOptions client_options(const config::Target& t) {
   o.url = *url;
   o.tls = {t.tls.ca_file, t.tls.cert_file, t.tls.key_file, t.tls.server_name,
            t.tls.insecure_skip_verify};
+  // proxy_url wins; else the environment, read as run and every SDK read it.
   std::string proxy = t.proxy_url;
   if (proxy.empty() && t.proxy_from_environment) {
-    auto env = [](const char* a, const char* b) -> std::string {
-      if (const char* v = std::getenv(a); v && *v) return v;
-      if (const char* v = std::getenv(b); v && *v) return v;
-      return {};
-    };
-    proxy = o.url.tls ? env("HTTPS_PROXY", "https_proxy") : env("HTTP_PROXY", "http_proxy");
-    if (!proxy.empty() && net::no_proxy_matches(env("NO_PROXY", "no_proxy"), o.url)) proxy.clear();
+    const net::EnvProxy env = net::env_proxy_for(o.url);
+    if (env.applies()) proxy = env.value;
   }
   if (!proxy.empty()) {
-    auto p = net::parse_url(proxy);
-    if (!p) throw std::runtime_error("target " + t.name + ": bad proxy url");
-    o.proxy = *p;
+    const net::ProxyUrl p = net::parse_proxy_url(proxy);
+    if (!p.url) throw std::runtime_error("target " + t.name + ": bad proxy url: " + p.error);
+    o.proxy = *p.url;
   }
   return o;
 }

@@ -271,6 +271,14 @@ class ServeLogsIgnoredProxyVariables(unittest.TestCase):
                 self.assertEqual(e['targets'], 'direct')
                 self.assertEqual(e['variables'], 'HTTP_PROXY')
                 self.assertIn('proxy_from_environment', e['hint'])
+                # serve's probes read the variables the same way: "env" goes to the
+                # (dead) proxy and its failure names it; "direct" does not.
+                wait_for(lambda: {'env', 'direct'} <= {f['target'] for f in events('probe failed')},
+                         15, what='first probes of env and direct')
+                failed = {f['target']: f['detail'] for f in events('probe failed')}
+                self.assertRegex(failed['env'], r'^proxy 127\.0\.0\.1:\d+: connect: ')
+                self.assertNotIn('proxy', failed['direct'])
+                self.assertNotIn(SECRET, proc.output())
 
                 # A reload that changes nothing logs nothing more ...
                 self.assertEqual(http_post(base_url + '/-/reload')[0], 200)
