@@ -171,6 +171,12 @@ struct DiagnosisThresholds {
   double long_answer_duration_seconds = 20.0;  // duration p50 above this with flat gaps
   double spread_ratio = 2.0;                   // p95/p50 of TTFT or duration above this
   int min_probes = 5;                          // fewer probes: no verdict
+  // Release evidence (transport vs generation): a stall ends in a burst when
+  // at least burst_chunks more chunks came right behind the one that ended
+  // it; transport needs release_share of stalls in bursts, of chunk pairs in
+  // one read, or of answers all at once.
+  int burst_chunks = 2;
+  double release_share = 0.5;
 
   bool operator==(const DiagnosisThresholds&) const = default;
 };

@@ -336,6 +336,9 @@ void emit_diagnosis(YAML::Emitter& out, const DiagnosisThresholds& d) {
   out << YAML::Key << "spread_ratio" << YAML::Value;
   emit_number(out, d.spread_ratio);
   out << YAML::Key << "min_probes" << YAML::Value << d.min_probes;
+  out << YAML::Key << "burst_chunks" << YAML::Value << d.burst_chunks;
+  out << YAML::Key << "release_share" << YAML::Value;
+  emit_number(out, d.release_share);
   out << YAML::EndMap;
 }
 

@@ -137,6 +137,16 @@ void apply_diagnosis_key(const Reader& r, DiagnosisThresholds& d, const std::str
     if (x < 0 || x > 1) r.fail(v, fmt::format("must be between 0 and 1, got {}", x));
     d.transport_min_stall_ratio = x;
   }
+  if (key == "release_share") {
+    double x = r.number(v);
+    if (x <= 0 || x > 1) r.fail(v, fmt::format("must be > 0 and <= 1, got {}", x));
+    d.release_share = x;
+  }
+  if (key == "burst_chunks") {
+    std::int64_t n = r.integer(v);
+    if (n < 1 || n > 1000) r.fail(v, fmt::format("must be between 1 and 1000, got {}", n));
+    d.burst_chunks = static_cast<int>(n);
+  }
   if (key == "min_probes") {
     std::int64_t n = r.integer(v);
     if (n < 1 || n > std::numeric_limits<int>::max())
@@ -150,7 +160,8 @@ DiagnosisThresholds parse_diagnosis(const Reader& r, const Item& item) {
   Fields f(
       r, item, "diagnosis",
       {"queue_ttft_seconds", "queue_gap_p95_seconds", "transport_gap_ratio",
-       "transport_min_stall_ratio", "long_answer_duration_seconds", "spread_ratio", "min_probes"},
+       "transport_min_stall_ratio", "long_answer_duration_seconds", "spread_ratio", "min_probes",
+       "burst_chunks", "release_share"},
       "diagnosis.");
   for (const auto& e : f.entries()) r.attempt([&] { apply_diagnosis_key(r, d, e.key, e.value); });
   return d;

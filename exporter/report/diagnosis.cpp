@@ -66,11 +66,13 @@ bool is_all_at_once(const probe::ProbeResult& r) {
 namespace {
 
 // The release evidence of one probe, added to the window's.
-void add_release(const probe::ProbeResult& r, WindowStats& w, std::size_t& pairs,
-                 std::size_t& coalesced) {
+// A source that pauses resumes at its cadence (0 released); the default
+// burst of two is robust against a server that happens to send a pair together.
+void add_release(const probe::ProbeResult& r, std::size_t burst_chunks, WindowStats& w,
+                 std::size_t& pairs, std::size_t& coalesced) {
   w.stalls += r.stall_details.size();
   for (const auto& d : r.stall_details)
-    if (d.released_chunks >= kBurstChunks) ++w.burst_stalls;
+    if (d.released_chunks >= burst_chunks) ++w.burst_stalls;
   if (is_all_at_once(r)) ++w.buffered_probes;
   if (r.chunks > 1) pairs += r.chunks - 1;
   coalesced += r.coalesced_chunks;
@@ -78,14 +80,15 @@ void add_release(const probe::ProbeResult& r, WindowStats& w, std::size_t& pairs
 
 }  // namespace
 
-WindowStats window_stats(const std::vector<probe::ProbeResult>& probes) {
+WindowStats window_stats(const std::vector<probe::ProbeResult>& probes,
+                         const config::DiagnosisThresholds& thresholds) {
   WindowStats w;
   std::vector<double> ttft, duration, gaps, max_gaps, chunks;
   std::size_t pairs = 0, coalesced = 0;
   for (const auto& r : probes) {
     if (!counts_as_measurement(r)) continue;
     ++w.probes;
-    add_release(r, w, pairs, coalesced);
+    add_release(r, static_cast<std::size_t>(thresholds.burst_chunks), w, pairs, coalesced);
     if (r.ttft) ttft.push_back(*r.ttft);
     duration.push_back(r.duration);
     gaps.insert(gaps.end(), r.gaps.begin(), r.gaps.end());
@@ -154,16 +157,16 @@ struct Release {
   bool holds() const { return bursts || coalesced || buffered; }
 };
 
-Release release_of(const WindowStats& w) {
+Release release_of(const WindowStats& w, double share) {
   Release r;
   if (w.stalls > 0)
     r.burst_share = static_cast<double>(w.burst_stalls) / static_cast<double>(w.stalls);
   if (w.probes > 0)
     r.buffered_share = static_cast<double>(w.buffered_probes) / static_cast<double>(w.probes);
   r.coalesced_share = w.coalesced_share;
-  r.bursts = w.stalls > 0 && r.burst_share >= kReleaseShare;
-  r.coalesced = r.coalesced_share >= kReleaseShare;
-  r.buffered = r.buffered_share >= kReleaseShare;
+  r.bursts = w.stalls > 0 && r.burst_share >= share;
+  r.coalesced = r.coalesced_share >= share;
+  r.buffered = r.buffered_share >= share;
   return r;
 }
 
@@ -195,16 +198,16 @@ Evidence evidence_of(const WindowStats& w, const config::DiagnosisThresholds& t)
           ttft50 > 0 ? ttft95 / ttft50 : 0,
           dur50 > 0 ? dur95 / dur50 : 0,
           gap_shape(w, t),
-          release_of(w)};
+          release_of(w, t.release_share)};
 }
 
 // The release evidence in words, for the transport and generation whys.
-std::string release_why(const Evidence& e) {
+std::string release_why(const Evidence& e, const config::DiagnosisThresholds& t) {
   const Release& r = e.release;
   return fmt::format(
       "{} of {} stall{} ended in a burst (>= {} chunks right behind), {} of chunks came in "
       "their predecessor's read, {} of answers arrived all at once",
-      e.w.burst_stalls, e.w.stalls, e.w.stalls == 1 ? "" : "s", kBurstChunks,
+      e.w.burst_stalls, e.w.stalls, e.w.stalls == 1 ? "" : "s", t.burst_chunks,
       format_percent(r.coalesced_share), format_percent(r.buffered_share));
 }
 
@@ -247,10 +250,10 @@ std::string transport_why(const Evidence& e, const config::DiagnosisThresholds& 
 
 // transport: the gap shape and the release evidence that says a hop held it.
 std::string held_why(const Evidence& e, const config::DiagnosisThresholds& t) {
-  std::string why = transport_why(e, t) + "; " + release_why(e);
+  std::string why = transport_why(e, t) + "; " + release_why(e, t);
   if (e.gaps.holds() && !e.release.holds())
     why += fmt::format(" (under {}: nothing was released at once, see generation)",
-                       format_percent(kReleaseShare));
+                       format_percent(t.release_share));
   if (e.release.buffered)
     why +=
         "; buffered: whether the server also queued cannot be seen from here; probe with "
@@ -260,7 +263,7 @@ std::string held_why(const Evidence& e, const config::DiagnosisThresholds& t) {
 
 // generation: the gap shape without release evidence.
 std::string source_why(const Evidence& e, const config::DiagnosisThresholds& t) {
-  std::string why = transport_why(e, t) + "; " + release_why(e);
+  std::string why = transport_why(e, t) + "; " + release_why(e, t);
   if (e.gaps.holds() && e.release.holds()) why += ": the pauses were held on the path (transport)";
   return why;
 }
@@ -291,7 +294,7 @@ Numbers gap_numbers(const Evidence& e, const Thresholds& t) {
                  {"all_at_once_share", e.release.buffered_share},
                  {"transport_gap_ratio", t.transport_gap_ratio},
                  {"transport_min_stall_ratio", t.transport_min_stall_ratio},
-                 {"release_share", kReleaseShare}};
+                 {"release_share", t.release_share}};
 }
 
 // The rules, in kAllShapes order. Thresholds are config values
@@ -410,7 +413,7 @@ std::vector<Verdict> diagnose(const WindowStats& w, const config::DiagnosisThres
 
 std::vector<Verdict> diagnose(const std::vector<probe::ProbeResult>& probes,
                               const config::DiagnosisThresholds& thresholds) {
-  return diagnose(window_stats(probes), thresholds);
+  return diagnose(window_stats(probes, thresholds), thresholds);
 }
 
 }  // namespace lse::report

@@ -43,11 +43,12 @@ struct WindowStats {
   double stall_threshold = 0.25;  // of the newest probe (seconds)
   // Release evidence (how held data shows itself, ProbeResult::stall_details):
   std::size_t stalls = 0;           // every stall of the window
-  std::size_t burst_stalls = 0;     // stalls that ended with >= kBurstChunks released
+  std::size_t burst_stalls = 0;     // stalls that ended with >= burst_chunks released
   std::size_t buffered_probes = 0;  // answers that arrived all at once (is_all_at_once)
   double coalesced_share = 0;       // chunks in their predecessor's read / chunk pairs
 };
-WindowStats window_stats(const std::vector<probe::ProbeResult>& probes);
+WindowStats window_stats(const std::vector<probe::ProbeResult>& probes,
+                         const config::DiagnosisThresholds& thresholds = {});
 
 struct Verdict {
   Shape shape = Shape::queue;
@@ -69,15 +70,6 @@ std::vector<Verdict> diagnose(const WindowStats& w, const config::DiagnosisThres
 // Below this a gap counts as "no pause" when forming ratios: several events
 // delivered by one read have a 0 gap (DESIGN §2), and p95/0 says nothing more.
 inline constexpr double kGapFloorSeconds = 0.001;
-
-// Release evidence (docs/diagnosis.md). A stall ends in a burst when at least
-// this many more chunks came right behind the chunk that ended it: held data
-// released at once. A source that pauses resumes at its cadence (0 released);
-// two is robust against a server that happens to send a pair together.
-inline constexpr std::size_t kBurstChunks = 2;
-// Transport needs this share of the window's stalls to end in bursts, or this
-// share of chunk pairs to come in one read, or of answers to come all at once.
-inline constexpr double kReleaseShare = 0.5;
 
 // An answer that arrived all at once: enough chunks to tell, nearly all of
 // them in their predecessor's read, or the first chunk no earlier than 90% of

@@ -63,6 +63,8 @@ TEST_F(ValidConfig, TopLevelSections) {
   EXPECT_DOUBLE_EQ(c.diagnosis.long_answer_duration_seconds, 60);
   EXPECT_DOUBLE_EQ(c.diagnosis.spread_ratio, 2.5);
   EXPECT_EQ(c.diagnosis.min_probes, 10);
+  EXPECT_EQ(c.diagnosis.burst_chunks, 4);
+  EXPECT_DOUBLE_EQ(c.diagnosis.release_share, 0.75);
 }
 
 TEST_F(ValidConfig, PromptsInlineFileAndBlock) {

@@ -102,6 +102,34 @@ TEST(ReportDiagnosis, StallsThatEndInABurstAreTransport) {
   EXPECT_NE(v[1].why.find("10 of 10 stalls ended in a burst"), std::string::npos) << v[1].why;
 }
 
+TEST(ReportDiagnosis, ReleaseThresholdsAreSettable) {
+  // Three chunks right behind each stall: a burst by default (>= 2), not
+  // with burst_chunks 4; then the same pauses are the source's.
+  std::vector<double> gaps = repeat(0.02, 30);
+  gaps[10] = 0.6;
+  for (std::size_t k = 11; k < 14; ++k) gaps[k] = 0.0;
+  const auto w = window(10, 0.2, gaps);
+  EXPECT_EQ(held(diagnose(w, kDefaults)), std::vector<std::string>{"transport"});
+  config::DiagnosisThresholds t;
+  t.burst_chunks = 4;
+  const auto v = diagnose(w, t);
+  EXPECT_EQ(held(v), std::vector<std::string>{"generation"});
+  EXPECT_NE(v[4].why.find("0 of 10 stalls ended in a burst (>= 4 chunks"), std::string::npos)
+      << v[4].why;
+  // Four bursts in ten: generation by default, transport when 40% is enough.
+  std::vector<probe::ProbeResult> some;
+  for (int i = 0; i < 10; ++i) {
+    auto g = repeat(0.02, 30);
+    g[10] = 0.6;
+    some.push_back(planted(0.2, i < 4 ? gaps : g));
+  }
+  EXPECT_EQ(held(diagnose(some, kDefaults)), std::vector<std::string>{"generation"});
+  t = {};
+  t.release_share = 0.4;
+  EXPECT_EQ(held(diagnose(some, t)), std::vector<std::string>{"transport"});
+  EXPECT_DOUBLE_EQ(number(diagnose(some, t)[1], "release_share"), 0.4);
+}
+
 TEST(ReportDiagnosis, SomeBurstsAmongManyCadenceResumesIsGeneration) {
   // Four of ten streams' stalls end in a burst: under half, so the window's
   // stalls are the source's.
