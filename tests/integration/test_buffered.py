@@ -11,11 +11,18 @@ The exporter must diagnose `generation` for the first and `transport` for the
 other two (release evidence in their rows: coalesced chunks, content
 encoding), and LLMStreamBuffered must fire for gzip and haproxy, never for
 pause. The rules are the shipped file with its windows shortened to what a
-test can wait for (`[15m]` -> `[8s]`, `for:` -> 1s)."""
+test can wait for (`[15m]` -> `[8s]`, `for:` -> 1s).
+
+A fourth case puts a user's Node.js gateway in front: express with the
+`compression` middleware at its defaults (pinned in express/package-lock.json,
+installed from the npm registry by install_express.sh). It holds the whole
+answer until the end; the test is skipped, with the reason, when npm or the
+registry is not reachable."""
 import os
 import re
 import shutil
 import signal
+import subprocess
 import unittest
 
 from harness import (wait_listening, ROOT as REPO, Exporter, Nginx, Proc, Prometheus, TempDir, Upstream, free_port,
@@ -47,6 +54,36 @@ class HAProxy:
         self.proc = Proc([binary, '-f', conf, '-db'], os.path.join(self.workdir, 'haproxy.out'))
 
         wait_listening(self.proc, self.port, 10, 'haproxy')
+        return self
+
+    def url(self, spec):
+        return f'http://127.0.0.1:{self.port}/s/{spec}/v1'
+
+    def __exit__(self, *exc):
+        self.proc.stop(signal.SIGTERM)
+
+
+class ExpressCompression:
+    """express + compression() (defaults) relaying the upstream, started with node."""
+
+    def __init__(self, workdir, upstream_base):
+        self.workdir = os.path.join(workdir, 'express')
+        self.upstream_base = upstream_base
+
+    def __enter__(self):
+        if not shutil.which('node'):
+            raise unittest.SkipTest('node missing: scripts/setup.sh installs nodejs and npm')
+        try:
+            folder = subprocess.run(['bash', os.path.join(os.path.dirname(__file__), 'install_express.sh')],
+                                    capture_output=True, text=True, timeout=360, check=True).stdout.strip()
+        except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as e:
+            raise unittest.SkipTest(f'express + compression not installable from the npm registry: '
+                                    f'{(getattr(e, "stderr", "") or str(e)).strip()[-300:]}')
+        os.makedirs(self.workdir, exist_ok=True)
+        self.port = free_port()
+        self.proc = Proc(['node', os.path.join(folder, 'proxy.js'), str(self.port), self.upstream_base],
+                         os.path.join(self.workdir, 'express.out'))
+        wait_listening(self.proc, self.port, 10, 'express')
         return self
 
     def url(self, spec):
@@ -112,6 +149,26 @@ class SourceOrTransit(unittest.TestCase):
                     self.assertNotIn('pause', firing())
                     pending_or_firing = prom.query('ALERTS{alertname="LLMStreamBuffered",target="pause"}')
                     self.assertEqual(pending_or_firing, [])
+
+    def test_express_compression_holds_the_answer_and_is_transport(self):
+        # The phases say where it was held: express sends its headers (and the
+        # 10-byte gzip header) at once, then the rest at the end, so the wait
+        # sits in first_token, not in headers.
+        with TempDir() as tmp, Upstream(tmp) as up, ExpressCompression(tmp, up.base) as exp:
+            targets = [{'name': 'express', 'url': exp.url(SPEC), 'extra': ['accept_encoding: [gzip]']}]
+            cfg = render_config(targets, {'interval': '1s'})
+            with Exporter(tmp, cfg) as ex:
+                wait_for(lambda: ex.value('llm_stream_diagnosis', target='express', shape='transport') == 1,
+                         40, what='express diagnosed transport')
+                self.assertEqual(ex.value('llm_stream_diagnosis', target='express', shape='generation'), 0)
+                self.assertEqual(ex.value('llm_stream_diagnosis', target='express', shape='queue'), 0)
+                row = [r for r in ex.rows('express') if r.get('error') is None][-1]
+                self.assertEqual(row['content_encoding'], 'gzip')
+                self.assertGreaterEqual(row['coalesced_chunks'], 25)  # 30 chunks, one read
+                # 50 ms TTFT + 29 gaps of 20 ms at the source: ~630 ms; all of it before the first chunk.
+                self.assertGreater(row['ttft_ms'], 500)
+                self.assertLess(row['phases_ms']['headers'], 200)
+                self.assertGreater(row['phases_ms']['first_token'], 400)
 
 
 if __name__ == '__main__':
