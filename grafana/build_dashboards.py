@@ -419,6 +419,27 @@ THRESHOLD_LINE = [
     {"id": "custom.lineStyle", "value": {"fill": "dash", "dash": [10, 10]}},
     {"id": "custom.fillOpacity", "value": 0}]
 
+# A gap percentile of a stream whose chunks arrive together is interpolated
+# inside the first bucket (a few ms) although every gap is 0: it looks like
+# the healthiest target. The flag repeats the percentile as red points where
+# >= 95 % of the window's gaps fell in the first bucket. Buckets are
+# cumulative, so the smallest finite bucket's count is the first bucket's,
+# whatever the configured boundaries are.
+FIRST_BUCKET_LEGEND = "every gap under the first bucket"
+FIRST_BUCKET_FLAG = [{"matcher": {"id": "byRegexp", "options": f"/{FIRST_BUCKET_LEGEND}/"},
+                      "properties": [
+                          {"id": "color", "value": {"mode": "fixed", "fixedColor": "red"}},
+                          {"id": "custom.drawStyle", "value": "points"},
+                          {"id": "custom.pointSize", "value": 9}]}]
+
+
+def first_bucket_flag(value_expr, by, window):
+    """value_expr where >= 95 % of the gaps (per `by`) fell in the first bucket."""
+    share = (f'min by ({by}) (sum by ({by}, le) (rate(llm_stream_inter_chunk_gap_seconds_bucket'
+             f'{{{SEL},le!="+Inf"}}[{window}]))) / sum by ({by}) (rate('
+             f'llm_stream_inter_chunk_gap_seconds_count{{{SEL}}}[{window}])) >= 0.95')
+    return f'({value_expr}) and on ({by}) ({share})'
+
 
 def overview():
     lay = Layout()
@@ -487,13 +508,17 @@ def overview():
         "location selected this is exactly the value the gap alerts evaluate. Good: well under "
         "the orange line. Above it readers see the answer stutter; a sudden jump usually follows "
         "a change on the network path (proxy buffering, load balancer: owner network/platform "
-        "team), a slow climb points to provider load. Click a series to drill down.",
+        "team), a slow climb points to provider load. Red points: 95 % or more of the target's "
+        "gaps fell in the first bucket, so its p95 is interpolated and its chunks most likely "
+        "arrive held together (see Buffering): not healthy, buffered. Click a series to drill down.",
         targets(
             (recorded("target:llm_stream_inter_chunk_gap_seconds:p95_rate10m"), "{{target}} {{location}}"),
             ('vector($gap_p95_warning)', "warning threshold"),
             ('vector($gap_p95_critical)', "critical threshold"),
+            (first_bucket_flag(recorded("target:llm_stream_inter_chunk_gap_seconds:p95_rate10m"),
+                               "target", "$__rate_interval"), "{{target}} " + FIRST_BUCKET_LEGEND),
         ),
-        overrides=[
+        overrides=FIRST_BUCKET_FLAG + [
             {"matcher": {"id": "byName", "options": "warning threshold"}, "properties": [
                 {"id": "color", "value": {"mode": "fixed", "fixedColor": "orange"}}] + THRESHOLD_LINE},
             {"matcher": {"id": "byName", "options": "critical threshold"}, "properties": [
@@ -643,14 +668,19 @@ def drilldown():
         "Percentiles of the pauses between chunks over 5 minutes, per prompt and location, with "
         "the target's stall threshold (red dashed). Good: p95 well below the threshold. p99 "
         "above it with a low p50 means occasional stalls (path or provider hiccups); everything "
-        "rising together means the provider generates slowly.",
+        "rising together means the provider generates slowly. Red points: 95 % or more of the "
+        "gaps fell in the first bucket, the percentiles are interpolated inside it and the "
+        "chunks most likely arrive held together (see the coalesced chunks and the diagnosis).",
         targets(
             (recorded("target_prompt_location:llm_stream_inter_chunk_gap_seconds:p50_rate5m"), "{{prompt}} {{location}} p50"),
             (recorded("target_prompt_location:llm_stream_inter_chunk_gap_seconds:p95_rate5m"), "{{prompt}} {{location}} p95"),
             (recorded("target_prompt_location:llm_stream_inter_chunk_gap_seconds:p99_rate5m"), "{{prompt}} {{location}} p99"),
             (f'max(llm_stream_stall_threshold_seconds{{{SEL_T}}})', "stall threshold"),
+            (first_bucket_flag(recorded("target_prompt_location:llm_stream_inter_chunk_gap_seconds:p95_rate5m"),
+                               "target, prompt, location", "$__rate_interval"),
+             "{{prompt}} {{location}} p95: " + FIRST_BUCKET_LEGEND),
         ),
-        overrides=[{"matcher": {"id": "byName", "options": "stall threshold"}, "properties": [
+        overrides=FIRST_BUCKET_FLAG + [{"matcher": {"id": "byName", "options": "stall threshold"}, "properties": [
             {"id": "color", "value": {"mode": "fixed", "fixedColor": "red"}}] + THRESHOLD_LINE}]),
         12, 9, no_value=NO_SUCCESS)
     lay.add(timeseries(
