@@ -88,13 +88,15 @@ int compare_command(const CompareOptions& o) {
   }
   const std::string file_b = o.b.empty() ? o.a : o.b;
   std::vector<probe::ProbeResult> a, b;
+  std::vector<std::string> warnings;
   try {
-    a = report::read_rows_file(o.a);
-    b = file_b == o.a ? a : report::read_rows_file(file_b);
+    a = report::read_rows_file(o.a, &warnings);
+    b = file_b == o.a ? a : report::read_rows_file(file_b, &warnings);
   } catch (const report::RowsFileError& e) {
     std::cerr << "compare: " << e.what() << "\n";
     return 2;
   }
+  for (const auto& w : warnings) std::cerr << "compare: warning: " << w << "\n";
   if (a.empty() || b.empty()) {
     std::cerr << "compare: " << (a.empty() ? o.a : file_b) << ": no rows to compare\n";
     return 2;

@@ -6,11 +6,8 @@
 #include <utility>
 #include <fmt/format.h>
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <limits>
 #include <map>
@@ -18,7 +15,7 @@
 
 #include "config/config.hpp"
 #include "report/html.hpp"
-#include "report/row_json.hpp"
+#include "report/rows_file.hpp"
 #include "util/atomic_file.hpp"
 
 namespace lse::cli {
@@ -46,6 +43,7 @@ bool check_sources(const std::vector<RowsSource>& sources) {
       usable = false;
       continue;
     }
+    if (!s.partial_tail.empty()) std::cerr << "report: warning: " << s.partial_tail << "\n";
     for (const auto& line : s.bad) {
       if (shown < kBadLinesShown) {
         std::cerr << "report: " << line << "\n";
@@ -135,30 +133,15 @@ CLI::App* add_report_command(CLI::App& app, ReportOptions& o) {
 RowsSource read_rows_source(const std::string& path) {
   RowsSource s;
   s.path = path;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    s.unreadable = fmt::format("{}: cannot read rows file: {}", path, std::strerror(errno));
-    return s;
+  try {
+    report::RowsScan scan = report::scan_rows_file(path);
+    s.rows = std::move(scan.rows);
+    s.lines = scan.lines;
+    s.bad = std::move(scan.bad);
+    s.partial_tail = std::move(scan.partial_tail);
+  } catch (const report::RowsFileError& e) {
+    s.unreadable = e.what();
   }
-  std::string line;
-  int number = 0;
-  while (std::getline(in, line)) {
-    ++number;
-    const bool last_without_newline = in.eof();
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    ++s.lines;
-    std::string error;
-    auto row = report::parse_row_json(line, &error);
-    if (!row) {
-      if (last_without_newline)
-        error += " (the last line has no newline: was the run that wrote it killed mid-row?)";
-      s.bad.push_back(fmt::format("{}:{}: not a probe row: {}", path, number, error));
-      continue;
-    }
-    s.rows.push_back(std::move(*row));
-  }
-  if (in.bad())
-    s.unreadable = fmt::format("{}:{}: read error: {}", path, number, std::strerror(errno));
   return s;
 }
 

@@ -36,6 +36,7 @@ struct RowsSource {
   std::vector<probe::ProbeResult> rows;
   std::size_t lines = 0;         // non-blank lines
   std::vector<std::string> bad;  // "FILE:LINE: not a probe row: why", one per bad line
+  std::string partial_tail;      // a last line cut mid-row: skipped with this warning, or ""
   std::string unreadable;        // "FILE: cannot read rows file: why", or ""
 };
 RowsSource read_rows_source(const std::string& path);

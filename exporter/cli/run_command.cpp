@@ -342,6 +342,7 @@ class Runner {
         std::count_if(plan_.begin(), plan_.end(), [](const PlanItem& p) { return !p.warmup; }));
   }
   std::size_t measured_done() const { return measured_done_; }
+  std::size_t canceled() const { return canceled_; }  // in-flight probes a signal cut
   // Rows that could not be appended, and the distinct reasons (each was
   // printed once on stderr when it first happened).
   std::size_t rows_failed() const { return rows_failed_; }
@@ -353,8 +354,15 @@ class Runner {
       const PlanItem item = plan_[next_++];
       probe::Prober& prober = *probers_[w][item.target];
       probe::ProbeResult r = co_await prober.run(ex_.prompts[item.target][item.prompt]);
-      if (stopping_ && !r.ok && r.reason == probe::FailureReason::canceled)
-        break;  // not a measurement
+      if (stopping_ && !r.ok && r.reason == probe::FailureReason::canceled) {
+        // Not a measurement, but the row says the run was cut here (never a
+        // lost row): reason canceled, which every reader counts as a failure.
+        if (!item.warmup) {
+          ++canceled_;
+          write_row(r);
+        }
+        break;
+      }
       r.warmup = item.warmup;
       if (!item.warmup) {
         ++measured_done_;
@@ -413,6 +421,7 @@ class Runner {
   std::size_t next_ = 0;
   std::size_t active_ = 0;
   std::size_t measured_done_ = 0;
+  std::size_t canceled_ = 0;
   bool stopping_ = false;
   int stopped_by_ = 0;
   std::exception_ptr error_;
@@ -736,10 +745,11 @@ int finish_run(const RunSetup& s, const RunOptions& o, const Probed& p, const st
   if (!report_row_errors(runner, *s.rows)) code = kExitNoData;
   if (p.signal != 0) {
     std::fprintf(stderr,
-                 "run: interrupted by %s after %zu of %zu runs: in-flight probes canceled, %zu "
-                 "rows kept in %s\n",
+                 "run: interrupted by %s after %zu of %zu runs: %zu in-flight probe%s canceled "
+                 "(rows with reason canceled), %zu rows kept in %s\n",
                  p.signal == SIGINT ? "SIGINT" : "SIGTERM", runner.measured_done(),
-                 runner.planned_measured(), s.rows->rows_written(), s.rows->path().c_str());
+                 runner.planned_measured(), runner.canceled(), runner.canceled() == 1 ? "" : "s",
+                 s.rows->rows_written(), s.rows->path().c_str());
     return kExitInterrupted;
   }
   if (!report_empty_series(summary)) code = kExitNoData;

@@ -13,29 +13,42 @@ RowsFileError::RowsFileError(const std::string& file, int line, const std::strin
     : std::runtime_error(line > 0 ? fmt::format("{}:{}: {}", file, line, message)
                                   : fmt::format("{}: {}", file, message)) {}
 
-std::vector<probe::ProbeResult> read_rows_file(const std::string& path) {
+RowsScan scan_rows_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw RowsFileError(path, 0, fmt::format("cannot read rows file: {}", std::strerror(errno)));
-  std::vector<probe::ProbeResult> rows;
+  RowsScan scan;
   std::string line;
   int number = 0;
   while (std::getline(in, line)) {
     ++number;
     const bool last_without_newline = in.eof();
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    ++scan.lines;
     std::string error;
     auto row = parse_row_json(line, &error);
-    if (!row) {
-      if (last_without_newline)
-        error += " (the last line has no newline: was the run that wrote it killed mid-row?)";
-      throw RowsFileError(path, number, "not a probe row: " + error);
+    if (row) {
+      scan.rows.push_back(std::move(*row));
+    } else if (last_without_newline) {
+      scan.partial_tail = fmt::format(
+          "{}:{}: the last line ({} bytes) has no newline and is not a row: the writer was "
+          "stopped mid-row; skipped",
+          path, number, line.size());
+    } else {
+      scan.bad.push_back(fmt::format("{}:{}: not a probe row: {}", path, number, error));
     }
-    rows.push_back(std::move(*row));
   }
   if (in.bad())
     throw RowsFileError(path, number, fmt::format("read error: {}", std::strerror(errno)));
-  return rows;
+  return scan;
+}
+
+std::vector<probe::ProbeResult> read_rows_file(const std::string& path,
+                                               std::vector<std::string>* warnings) {
+  RowsScan scan = scan_rows_file(path);
+  if (!scan.bad.empty()) throw RowsFileError(scan.bad.front());
+  if (warnings && !scan.partial_tail.empty()) warnings->push_back(scan.partial_tail);
+  return std::move(scan.rows);
 }
 
 RowsWriter::RowsWriter(const std::string& path) : path_(path) {

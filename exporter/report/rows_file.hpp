@@ -1,7 +1,7 @@
 // Raw-row files for the experiment CLI: `run --out` appends rows through
 // JsonlAppender (one write(2) per line: a crash or Ctrl-C loses at most the
-// row being written), `compare` reads them back with "FILE:LINE: error"
-// messages. The row format itself is row_json's.
+// row being written), `compare` and `report` read them back with
+// "FILE:LINE: error" messages. The row format itself is row_json's.
 #pragma once
 #include <stdexcept>
 #include <string>
@@ -16,11 +16,29 @@ namespace lse::report {
 class RowsFileError : public std::runtime_error {
  public:
   RowsFileError(const std::string& file, int line, const std::string& message);
+  // An already located message ("FILE:LINE: ...").
+  explicit RowsFileError(const std::string& located) : std::runtime_error(located) {}
 };
 
-// Every row of a JSONL rows file, in file order. Blank lines are skipped.
-// Throws RowsFileError on the first line that is not a row.
-std::vector<probe::ProbeResult> read_rows_file(const std::string& path);
+// One pass over a JSONL rows file. Blank lines are skipped. A last line
+// without its newline that is not a row is what a writer killed mid-row
+// (kill -9, power loss) leaves: it is skipped with a warning in
+// `partial_tail`, never an error. Every other line that is not a row is
+// listed in `bad` as "FILE:LINE: not a probe row: ...".
+struct RowsScan {
+  std::vector<probe::ProbeResult> rows;
+  std::vector<std::string> bad;
+  std::string partial_tail;  // "FILE:LINE: ... skipped", empty when the file ends whole
+  std::size_t lines = 0;     // non-blank lines, the partial tail included
+};
+// Throws RowsFileError when the file cannot be opened or read.
+RowsScan scan_rows_file(const std::string& path);
+
+// Every row of a JSONL rows file, in file order. Throws RowsFileError on the
+// first line that is not a row; a partial last line is skipped, and its
+// warning appended to `warnings` when given.
+std::vector<probe::ProbeResult> read_rows_file(const std::string& path,
+                                               std::vector<std::string>* warnings = nullptr);
 
 class RowsWriter {
  public:

@@ -37,6 +37,19 @@ def start_cli(args, env=None, cwd=None):
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
 
 
+def prompt_files(tmp):
+    """Three prompt files (short, medium, long) in tmp, for `run FILES... N`."""
+    paths = []
+    for name, text in (('short', 'What is the capital of France?'),
+                       ('medium', 'Explain how TCP slow start works.'),
+                       ('long', 'Write a structured guide to HTTP caching.')):
+        path = os.path.join(tmp, f'{name}.txt')
+        with open(path, 'w') as f:
+            f.write(text + '\n')
+        paths.append(path)
+    return paths
+
+
 def read_rows(path):
     with open(path) as f:
         return [json.loads(line) for line in f if line.strip()]

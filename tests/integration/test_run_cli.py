@@ -10,7 +10,7 @@ import time
 import unittest
 
 from harness import TempDir, Upstream, free_port, wait_for
-from run_helpers import interrupt, read_rows, run_cli, start_cli
+from run_helpers import interrupt, prompt_files, read_rows, run_cli, start_cli
 
 SECRET = 'sk-test-secret-0123456789'
 
@@ -18,18 +18,6 @@ SECRET = 'sk-test-secret-0123456789'
 def read_text(path):
     with open(path) as f:
         return f.read()
-
-
-def prompt_files(tmp):
-    paths = []
-    for name, text in (('short', 'What is the capital of France?'),
-                       ('medium', 'Explain how TCP slow start works.'),
-                       ('long', 'Write a structured guide to HTTP caching.')):
-        path = os.path.join(tmp, f'{name}.txt')
-        with open(path, 'w') as f:
-            f.write(text + '\n')
-        paths.append(path)
-    return paths
 
 
 class EnvironmentMode(unittest.TestCase):
@@ -163,9 +151,12 @@ class BadInput(unittest.TestCase):
             lines = [line for line in stderr.splitlines() if 'interrupted' in line]
             self.assertEqual(len(lines), 1, stderr)
             rows = read_rows(out)  # every line parses
-            self.assertIn(f'run: interrupted by {name} after {len(rows)} of 50 runs', lines[0])
+            # The probe in flight is a row that says so (never lost, never a measurement).
+            self.assertEqual([r['ok'] for r in rows], [True] * (len(rows) - 1) + [False])
+            self.assertEqual(rows[-1]['reason'], 'canceled')
+            self.assertIn(f'run: interrupted by {name} after {len(rows) - 1} of 50 runs: 1 in-flight '
+                          'probe canceled (rows with reason canceled)', lines[0])
             self.assertIn(f'{len(rows)} rows kept in {out}', lines[0])
-            self.assertTrue(all(r['ok'] for r in rows))  # the canceled probe is not a row
             with open(out, 'rb') as f:
                 self.assertTrue(f.read().endswith(b'\n'))
             self.assertIn('total: ', stdout)  # the summary of what finished

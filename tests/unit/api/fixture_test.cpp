@@ -7,6 +7,8 @@
 // the decoder splits them into the right events.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -178,6 +180,18 @@ void check_against_table(const Tally& t, const Expect& x, int expected_content) 
 
 class OpenAiFixture : public ::testing::TestWithParam<Expect> {};
 
+#ifdef LSE_SANITIZED
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+
+bool near_line_end(std::string_view b, std::size_t i) {
+  const std::size_t from = i < 3 ? 0 : i - 3;
+  const std::size_t to = std::min(b.size(), i + 3);
+  return b.substr(from, to - from).find_first_of("\r\n") != std::string_view::npos;
+}
+
 void run_all_splits(const Expect& x, CountSet count, int expected_content) {
   const std::string body = read_fixture(x.file);
   ASSERT_FALSE(body.empty());
@@ -189,8 +203,11 @@ void run_all_splits(const Expect& x, CountSet count, int expected_content) {
   SCOPED_TRACE(::testing::Message() << x.file << " one piece: " << whole);
   check_against_table(whole, x, expected_content);
 
-  // (b) two pieces, split at every byte boundary
+  // (b) two pieces, split at every byte boundary (quadratic in the body: in
+  // a sanitizer build, every boundary within 3 bytes of a line end, where
+  // framing happens, and every 13th elsewhere)
   for (std::size_t i = 0; i <= b.size(); ++i) {
+    if (kSanitized && i % 13 != 0 && !near_line_end(b, i)) continue;
     const Tally t = runner.run({b.substr(0, i), b.substr(i)});
     if (!(t == whole)) {
       ADD_FAILURE() << x.file << " split at " << i << ": " << t;

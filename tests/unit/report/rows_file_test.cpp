@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "report/row_json.hpp"
 #include "report_fixtures.hpp"
 
 namespace lse::report {
@@ -62,6 +63,37 @@ TEST(ReportRowsFile, MalformedLineIsFileColonLine) {
   } catch (const RowsFileError& e) {
     EXPECT_EQ(std::string(e.what()).rfind(path + ":3: not a probe row: ", 0), 0u) << e.what();
   }
+  std::remove(path.c_str());
+}
+
+TEST(ReportRowsFile, ARowCutByAKillIsSkippedWithAWarning) {
+  // kill -9 between the start and the end of a row's write (or a torn
+  // write on power loss): the file ends with part of a row, no newline.
+  const std::string path = temp_path("cut.jsonl");
+  std::remove(path.c_str());
+  {
+    RowsWriter w(path);
+    w.append(testing::planted(0.1, {0.02}, 0.0));
+    w.append(testing::planted(0.2, {0.02}, 0.0));
+  }
+  const std::string third = to_row_json(testing::planted(0.3, {0.02}, 0.0));
+  {
+    std::ofstream out(path, std::ios::app);
+    out << third.substr(0, third.size() / 2);
+  }
+  std::vector<std::string> warnings;
+  const auto rows = read_rows_file(path, &warnings);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_NEAR(*rows[1].ttft, 0.2, 1e-6);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0].rfind(path + ":3: the last line (", 0), 0u) << warnings[0];
+  EXPECT_NE(warnings[0].find("stopped mid-row; skipped"), std::string::npos) << warnings[0];
+  // The same cut line with a newline after it is a bad row, not a cut one.
+  {
+    std::ofstream out(path, std::ios::app);
+    out << "\n";
+  }
+  EXPECT_THROW(read_rows_file(path), RowsFileError);
   std::remove(path.c_str());
 }
 
