@@ -186,18 +186,25 @@ struct Service::Impl {
   }
 
   // The scheduler lives on the probe thread; before start() this thread is it.
+  // An exception does not cross threads: its message does, and is thrown
+  // again here (exception objects shared by two threads are freed by
+  // whichever lets go last, through reference counts in the uninstrumented
+  // libstdc++ that ThreadSanitizer cannot see).
   void on_probe_thread(const std::function<void()>& fn) {
     if (!probe_thread.joinable()) return fn();
-    std::promise<void> done;
+    std::promise<std::string> done;  // "" or what() of what fn threw
     asio::post(probe_io, [&] {
+      std::string error;
       try {
         fn();
-        done.set_value();
-      } catch (...) {
-        done.set_exception(std::current_exception());
+      } catch (const std::exception& e) {
+        error = e.what();
+        if (error.empty()) error = "unknown error on the probe thread";
       }
+      done.set_value(std::move(error));
     });
-    done.get_future().get();
+    if (std::string error = done.get_future().get(); !error.empty())
+      throw std::runtime_error(error);
   }
 
   void start_probe_thread() {
