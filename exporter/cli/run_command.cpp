@@ -37,7 +37,9 @@
 #include "report/html.hpp"
 #include "report/rows_file.hpp"
 #include "report/summary.hpp"
+#include "schedule/probe_runner.hpp"
 #include "util/atomic_file.hpp"
+#include "util/bounded_file.hpp"
 #include "util/json.hpp"
 #include "util/wall_clock.hpp"
 
@@ -83,16 +85,20 @@ struct Experiment {
   std::vector<ProxyRoute> routes;  // per target, decided before the first probe
 };
 
+// Bounded like the config's prompt files (util/bounded_file.hpp, the
+// default limits.prompt_file_bytes): `run /dev/zero` ends at once.
 std::string read_prompt_file(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
+  util::FileRead file =
+      util::read_bounded_file(path, config::Limits{}.prompt_file_bytes, "prompt files");
+  if (file.problem == util::FileProblem::directory)
     throw UsageError(fmt::format("prompt file '{}' is a directory", path));
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw UsageError(fmt::format("cannot read prompt file '{}': {}", path, std::strerror(errno)));
-  std::ostringstream text;
-  text << in.rdbuf();
-  std::string s = text.str();
+  if (!file.ok()) {
+    const bool by_errno =
+        file.problem == util::FileProblem::missing || file.problem == util::FileProblem::unreadable;
+    throw UsageError(fmt::format("cannot read prompt file '{}': {}", path,
+                                 by_errno ? std::strerror(file.error_number) : file.error));
+  }
+  std::string s = std::move(file.content);
   while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
   if (s.find_first_not_of(" \t\r\n") == std::string::npos)
     throw UsageError(fmt::format("prompt file '{}' is empty", path));
@@ -354,6 +360,8 @@ class Runner {
       const PlanItem item = plan_[next_++];
       probe::Prober& prober = *probers_[w][item.target];
       probe::ProbeResult r = co_await prober.run(ex_.prompts[item.target][item.prompt]);
+      schedule::clean_upstream_text(
+          r, util::Redactor(config::secret_values(ex_.targets[item.target])));
       if (stopping_ && !r.ok && r.reason == probe::FailureReason::canceled) {
         // Not a measurement, but the row says the run was cut here (never a
         // lost row): reason canceled, which every reader counts as a failure.

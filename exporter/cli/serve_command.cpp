@@ -165,7 +165,14 @@ int serve_dry_run(const ServeOptions& o, std::ostream& out, std::ostream& err) {
     out << summary_line(o.config_file, cfg) << "\n"
         << fmt::format("dry run: would listen on {} ({}); metrics at {}{}; POST {}/-/reload {}\n",
                        listen, web, prefix, http.routing.telemetry_path, prefix,
-                       o.enable_lifecycle ? "enabled" : "disabled (403)");
+                       o.enable_lifecycle ? "enabled" : "disabled (403)")
+        << fmt::format(
+               "dry run: connections at most {} ({} per address); a request within {}, keep-alive "
+               "idle {}, a response within {}\n",
+               cfg.web.max_connections, cfg.web.max_connections_per_address,
+               config::format_duration(cfg.web.header_timeout),
+               config::format_duration(cfg.web.idle_timeout),
+               config::format_duration(cfg.web.write_timeout));
     return kExitOk;
   } catch (const config::ConfigError& e) {
     err << e.what() << "\n";

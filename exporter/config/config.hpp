@@ -234,9 +234,37 @@ struct Rows {
   bool operator==(const Rows&) const = default;
 };
 
+// The exporter's own HTTP server (`web:`): how many connections it keeps
+// and how long it waits for each (server::Limits says what each does). A
+// reload applies them to new connections and the next read or write of
+// open ones.
+struct Web {
+  std::uint64_t max_connections = 64;
+  std::uint64_t max_connections_per_address = 32;     // at most max_connections
+  Duration header_timeout = std::chrono::seconds(5);  // a request, from its first byte
+  Duration idle_timeout = std::chrono::seconds(30);   // keep-alive, between requests
+  Duration write_timeout = std::chrono::seconds(30);  // one response
+  // Neither cap may be set above this (every connection is a file descriptor).
+  static constexpr std::uint64_t kMaxConnections = 65536;
+
+  bool operator==(const Web&) const = default;
+};
+
 // Probing a paid API faster than this is refused unless `min_interval:`
 // lowers it: a typo like `interval: 1ms` must not hammer a provider.
 inline constexpr Duration kDefaultMinInterval = std::chrono::seconds(1);
+
+// Caps on the files the config names (`limits:`): a prompt or secret path
+// set by mistake to /dev/zero, a FIFO or a growing log is refused at load
+// (util/bounded_file.hpp), never read whole or waited on.
+struct Limits {
+  std::uint64_t prompt_file_bytes = 1ull << 20;   // 1 MiB
+  std::uint64_t secret_file_bytes = 64ull << 10;  // 64 KiB
+  // Neither may be set above this: no prompt or key is a gigabyte.
+  static constexpr std::uint64_t kMaxBytes = 1ull << 30;
+
+  bool operator==(const Limits&) const = default;
+};
 
 struct Config {
   std::string source_file;
@@ -247,7 +275,9 @@ struct Config {
   Buckets buckets;  // metrics.buckets (or the older top-level buckets:)
   MetricsOptions metrics;
   Rows rows;
+  Limits limits;
   DiagnosisThresholds diagnosis;
+  Web web;
   Findings findings;  // warnings and skipped checks of the file (compares equal)
 
   bool operator==(const Config&) const = default;
@@ -293,5 +323,19 @@ std::string dump_redacted(const Config& config);
 // True for header names that usually carry credentials (Authorization,
 // X-Api-Key, *token*, *secret*, Cookie, ...): their values are never shown.
 bool is_sensitive_header(std::string_view name);
+
+// True for `body:` keys that name a credential (api_key, accessToken,
+// client_secret; not max_tokens): their values are never shown.
+bool is_credential_key(std::string_view key);
+
+// Every secret value a target sends upstream, resolved: its auth secret (and
+// the credential after a scheme such as "Bearer "), the values of its
+// sensitive headers (is_sensitive_header), its URL's query values but
+// api-version's, and body values under credential keys (is_credential_key).
+// What an upstream echoes of these is masked (util/redact.hpp). Secrets
+// that were not read (--no-env-check) are empty and not listed.
+std::vector<std::string> secret_values(const Target& target);
+// The same for every target, without duplicates.
+std::vector<std::string> secret_values(const Config& config);
 
 }  // namespace lse::config

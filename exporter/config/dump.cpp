@@ -35,18 +35,6 @@ class Secrets {
   std::vector<std::string> values_;
 };
 
-// A body key that names a credential: key, token, secret, password, in any
-// case and anywhere in the name (api_key, accessToken, client_secret). A
-// "tokens" is a count (max_tokens, maxOutputTokens), not a credential.
-bool is_credential_key(std::string_view key) {
-  const std::string l = text::to_lower(key);
-  for (std::string_view hint : {"key", "secret", "password"})
-    if (l.find(hint) != std::string::npos) return true;
-  for (auto at = l.find("token"); at != std::string::npos; at = l.find("token", at + 1))
-    if (at + 5 >= l.size() || l[at + 5] != 's') return true;
-  return false;
-}
-
 // Strings a YAML reader would type as something else must be quoted, or the
 // dump would not read back as what it shows ("true", "1.5", "null", "0x1f").
 bool needs_quotes(std::string_view s) {
@@ -320,6 +308,13 @@ void emit_rows(YAML::Emitter& out, const Rows& rows) {
   out << YAML::EndMap;
 }
 
+void emit_limits(YAML::Emitter& out, const Limits& limits) {
+  out << YAML::Key << "limits" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "prompt_file_bytes" << YAML::Value << limits.prompt_file_bytes;
+  out << YAML::Key << "secret_file_bytes" << YAML::Value << limits.secret_file_bytes;
+  out << YAML::EndMap;
+}
+
 void emit_diagnosis(YAML::Emitter& out, const DiagnosisThresholds& d) {
   auto seconds = [](double s) {
     return format_duration(std::chrono::round<Duration>(std::chrono::duration<double>(s)));
@@ -342,7 +337,30 @@ void emit_diagnosis(YAML::Emitter& out, const DiagnosisThresholds& d) {
   out << YAML::EndMap;
 }
 
+void emit_web(YAML::Emitter& out, const Web& web) {
+  out << YAML::Key << "web" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "max_connections" << YAML::Value << web.max_connections;
+  out << YAML::Key << "max_connections_per_address" << YAML::Value
+      << web.max_connections_per_address;
+  emit_duration(out, "header_timeout", web.header_timeout);
+  emit_duration(out, "idle_timeout", web.idle_timeout);
+  emit_duration(out, "write_timeout", web.write_timeout);
+  out << YAML::EndMap;
+}
+
 }  // namespace
+
+// A body key that names a credential: key, token, secret, password, in any
+// case and anywhere in the name (api_key, accessToken, client_secret). A
+// "tokens" is a count (max_tokens, maxOutputTokens), not a credential.
+bool is_credential_key(std::string_view key) {
+  const std::string l = text::to_lower(key);
+  for (std::string_view hint : {"key", "secret", "password"})
+    if (l.find(hint) != std::string::npos) return true;
+  for (auto at = l.find("token"); at != std::string::npos; at = l.find("token", at + 1))
+    if (at + 5 >= l.size() || l[at + 5] != 's') return true;
+  return false;
+}
 
 bool is_sensitive_header(std::string_view name) {
   static constexpr std::string_view kHints[] = {
@@ -365,7 +383,9 @@ std::string dump_redacted(const Config& config) {
   out << YAML::EndSeq;
   emit_metrics(out, config);
   emit_rows(out, config.rows);
+  emit_limits(out, config.limits);
   emit_diagnosis(out, config.diagnosis);
+  emit_web(out, config.web);
   out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
 }

@@ -1,23 +1,21 @@
 // Entry points config::parse / config::load_file and the top-level sections
-// that are not about targets: listen, min_interval, prompts, rows, diagnosis
+// that are not about targets: listen, min_interval, prompts, rows, diagnosis, limits, web
 // (metrics and buckets: metrics_section.cpp). Sections are read in dependency order (prompts before
 // the targets that name them), not document order; each key is one Reader::attempt, and the errors
 // of all of them are sorted into file order at the end.
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <limits>
-#include <sstream>
 
 #include "config/listen_check.hpp"
 #include "config/reader.hpp"
 #include "config/rules.hpp"
 #include "config/sections.hpp"
 #include "net/listen_address.hpp"
+#include "util/bounded_file.hpp"
 
 namespace lse::config {
 namespace {
@@ -25,6 +23,9 @@ namespace {
 using detail::Fields;
 using detail::Item;
 using detail::Reader;
+
+// A config file is YAML a person wrote; anything this large is a mistake.
+constexpr std::uint64_t kMaxConfigFileBytes = 16ull << 20;
 
 // The shipped prompt set (config/prompts/), used when `prompts:` is absent.
 constexpr std::string_view kDefaultPrompts[] = {"short", "medium", "long"};
@@ -49,7 +50,7 @@ Prompt parse_prompt(const Reader& r, const std::string& name, const YAML::Node& 
   if (text) {
     p.text = prompt_text(r, *text, r.string(*text));
   } else {
-    auto [path, content] = r.read_file(*file);
+    auto [path, content] = r.read_file(*file, Reader::FileKind::prompt);
     p.text = prompt_text(r, *file, std::move(content));
     p.source = path;
   }
@@ -63,16 +64,15 @@ std::map<std::string, Prompt> parse_prompts(const Reader& r, const std::optional
     for (auto name : kDefaultPrompts) {
       std::string rel = fmt::format("prompts/{}.txt", name);
       std::string path = r.resolve(rel);
-      std::ifstream in(path, std::ios::binary);
-      if (!in) {
+      util::FileRead file =
+          util::read_bounded_file(path, r.limits().prompt_file_bytes, "prompt files");
+      if (!file.ok()) {
         r.fail(root.Mark(), fmt::format("no prompts: section, and the default prompt file '{}' "
                                         "cannot be read: {}",
-                                        path, std::strerror(errno)));
+                                        path, file.error));
       }
-      std::ostringstream text;
-      text << in.rdbuf();
       Item where{root, root.Mark(), ""};
-      prompts.emplace(name, Prompt{std::string(name), prompt_text(r, where, text.str()), path});
+      prompts.emplace(name, Prompt{std::string(name), prompt_text(r, where, file.content), path});
     }
     return prompts;
   }
@@ -155,16 +155,74 @@ void apply_diagnosis_key(const Reader& r, DiagnosisThresholds& d, const std::str
   }
 }
 
+// `limits:`: the caps on the files the config names. Read before them.
+Limits parse_limits(const Reader& r, const Item& item) {
+  Limits limits;
+  Fields f(r, item, "limits", {"prompt_file_bytes", "secret_file_bytes"}, "limits.");
+  for (const auto& e : f.entries()) {
+    r.attempt([&] {
+      const std::uint64_t n = r.byte_size(e.value);
+      if (n == 0) r.fail(e.value, "must be > 0");
+      if (n > Limits::kMaxBytes)
+        r.fail(e.value,
+               fmt::format("must be at most {}, got {}", util::format_byte_limit(Limits::kMaxBytes),
+                           util::format_byte_limit(n)));
+      if (e.key == "prompt_file_bytes") limits.prompt_file_bytes = n;
+      if (e.key == "secret_file_bytes") limits.secret_file_bytes = n;
+    });
+  }
+  return limits;
+}
+
 DiagnosisThresholds parse_diagnosis(const Reader& r, const Item& item) {
   DiagnosisThresholds d;
-  Fields f(
-      r, item, "diagnosis",
-      {"queue_ttft_seconds", "queue_gap_p95_seconds", "transport_gap_ratio",
-       "transport_min_stall_ratio", "long_answer_duration_seconds", "spread_ratio", "min_probes",
-       "burst_chunks", "release_share"},
-      "diagnosis.");
+  Fields f(r, item, "diagnosis",
+           {"queue_ttft_seconds", "queue_gap_p95_seconds", "transport_gap_ratio",
+            "transport_min_stall_ratio", "long_answer_duration_seconds", "spread_ratio",
+            "min_probes", "burst_chunks", "release_share"},
+           "diagnosis.");
   for (const auto& e : f.entries()) r.attempt([&] { apply_diagnosis_key(r, d, e.key, e.value); });
   return d;
+}
+
+void apply_web_key(const Reader& r, Web& web, const std::string& key, const Item& v) {
+  if (key == "max_connections" || key == "max_connections_per_address") {
+    const std::int64_t n = r.integer(v);
+    if (n < 1 || static_cast<std::uint64_t>(n) > Web::kMaxConnections)
+      r.fail(v, fmt::format("must be between 1 and {}, got {}", Web::kMaxConnections, n));
+    (key == "max_connections" ? web.max_connections : web.max_connections_per_address) =
+        static_cast<std::uint64_t>(n);
+    return;
+  }
+  const Duration d = r.duration(v);
+  if (d < std::chrono::milliseconds(1) || d > std::chrono::hours(24))
+    r.fail(v, fmt::format("must be between 1ms and 24h, got {}", format_duration(d)));
+  if (key == "header_timeout") web.header_timeout = d;
+  if (key == "idle_timeout") web.idle_timeout = d;
+  if (key == "write_timeout") web.write_timeout = d;
+}
+
+// `web:`: the HTTP server's connection caps and deadlines. The per-address
+// cap follows a lower total cap when it is not set itself, so the effective
+// (and dumped) values always read back.
+Web parse_web(const Reader& r, const Item& item) {
+  Web web;
+  Fields f(r, item, "web",
+           {"max_connections", "max_connections_per_address", "header_timeout", "idle_timeout",
+            "write_timeout"},
+           "web.");
+  for (const auto& e : f.entries()) r.attempt([&] { apply_web_key(r, web, e.key, e.value); });
+  const auto per_address = f.get("max_connections_per_address");
+  if (!per_address) {
+    web.max_connections_per_address =
+        std::min(web.max_connections_per_address, web.max_connections);
+  } else if (web.max_connections_per_address > web.max_connections) {
+    r.attempt([&] {
+      r.fail(*per_address, fmt::format("must not exceed max_connections ({}), got {}",
+                                       web.max_connections, web.max_connections_per_address));
+    });
+  }
+  return web;
 }
 
 // `listen:` (or the default when absent): its grammar always; with
@@ -182,7 +240,7 @@ void parse_listen(const Reader& r, const std::optional<Item>& item, const YAML::
   }
 }
 
-// listen, min_interval, metrics (and buckets), rows, diagnosis: read before
+// listen, min_interval, metrics (and buckets), rows, diagnosis, web: read before
 // the targets, which are checked against min_interval and the gap buckets.
 void parse_top_level(const Reader& r, const Fields& top, const YAML::Node& root, Config& config,
                      detail::Context& ctx) {
@@ -200,18 +258,21 @@ void parse_top_level(const Reader& r, const Fields& top, const YAML::Node& root,
   if (auto rows = top.get("rows")) r.attempt([&] { config.rows = parse_rows(r, *rows); });
   if (auto diagnosis = top.get("diagnosis"))
     r.attempt([&] { config.diagnosis = parse_diagnosis(r, *diagnosis); });
+  if (auto web = top.get("web")) r.attempt([&] { config.web = parse_web(r, *web); });
 }
 
-Config parse_document(const Reader& r, const std::string& yaml_text) {
+Config parse_document(Reader& r, const std::string& yaml_text) {
   YAML::Node root = detail::load_single_document(r, yaml_text);
   detail::check_structure(r, root);
   Fields top(r, Item{root, root.Mark(), ""}, "",
              {"listen", "min_interval", "defaults", "prompts", "targets", "metrics", "buckets",
-              "rows", "diagnosis"},
+              "rows", "diagnosis", "limits", "web"},
              "");
   Config config;
   detail::Context ctx;
   parse_top_level(r, top, root, config, ctx);
+  if (auto limits = top.get("limits")) r.attempt([&] { config.limits = parse_limits(r, *limits); });
+  r.set_limits(config.limits);
   const std::size_t errors_before_prompts = r.error_count();
   r.attempt([&] { config.prompts = parse_prompts(r, top.get("prompts"), root); });
   ctx.prompts = config.prompts;
@@ -252,17 +313,17 @@ Config parse(const std::string& yaml_text, const std::string& file_name,
 }
 
 Config load_file(const std::string& path, const LoadOptions& options) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    throw ConfigError(path, 0, 0, "cannot read config file: is a directory");
+  // Bounded like every file it names: `check-config /dev/zero` ends at once.
+  util::FileRead file = util::read_bounded_file(path, kMaxConfigFileBytes, "config files");
+  if (!file.ok()) {
+    const bool by_errno =
+        file.problem == util::FileProblem::missing || file.problem == util::FileProblem::unreadable;
+    throw ConfigError(path, 0, 0,
+                      fmt::format("cannot read config file: {}",
+                                  by_errno ? std::strerror(file.error_number) : file.error));
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw ConfigError(path, 0, 0, fmt::format("cannot read config file: {}", std::strerror(errno)));
-  std::ostringstream text;
-  text << in.rdbuf();
   std::string base_dir = std::filesystem::path(path).parent_path().string();
-  return parse(text.str(), path, base_dir, options);
+  return parse(file.content, path, base_dir, options);
 }
 
 }  // namespace lse::config

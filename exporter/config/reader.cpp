@@ -7,15 +7,14 @@
 #include <yaml-cpp/eventhandler.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <charconv>
 #include <cmath>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <set>
 #include <sstream>
+
+#include "util/bounded_file.hpp"
 
 namespace lse::config::detail {
 namespace {
@@ -352,18 +351,25 @@ void Reader::require_mapping(const Item& item) const {
     fail(item, fmt::format("expected a mapping, got {}", describe(item.node)));
 }
 
-std::pair<std::string, std::string> Reader::read_file(const Item& item) const {
-  std::string path = resolve(nonempty_string(item));
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    fail(item, fmt::format("cannot read '{}': is a directory", path));
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(item, fmt::format("cannot read '{}': {}", path, std::strerror(errno)));
-  std::ostringstream content;
-  content << in.rdbuf();
-  if (in.bad()) fail(item, fmt::format("cannot read '{}'", path));
-  return {path, content.str()};
+std::pair<std::string, std::string> Reader::read_file(const Item& item, FileKind kind) const {
+  const std::string value = nonempty_string(item);
+  const std::string path = resolve(value);
+  const bool secret = kind == FileKind::secret;
+  const std::uint64_t cap = secret ? limits_.secret_file_bytes : limits_.prompt_file_bytes;
+  util::FileRead file =
+      util::read_bounded_file(path, cap, secret ? "secret files" : "prompt files");
+  if (file.ok()) return {path, std::move(file.content)};
+  std::string error = file.error;
+  if (file.problem == util::FileProblem::too_large)
+    error += fmt::format(" (raise limits.{})", secret ? "secret_file_bytes" : "prompt_file_bytes");
+  if (!secret) fail(item, fmt::format("cannot read '{}': {}", path, error));
+  // The place of the error shows the value; where a relative one was looked
+  // for is the part it does not show.
+  if (file.problem == util::FileProblem::missing && !base_dir_.empty() &&
+      !std::filesystem::path(value).is_absolute())
+    error +=
+        fmt::format(" (a relative path resolves against the config file's folder '{}')", base_dir_);
+  fail(item, "cannot read the secret file: " + error);
 }
 
 Fields::Fields(const Reader& reader, const Item& map, std::string_view where,

@@ -72,8 +72,16 @@ class Reader {
   std::vector<Item> list(const Item& item) const;       // items named "name[i]"
   void require_mapping(const Item& item) const;
 
-  // Reads a whole file named by the item (prompt, secret): {resolved path, content}.
-  std::pair<std::string, std::string> read_file(const Item& item) const;
+  // The caps of `limits:`, read before any file is: set once that section is parsed.
+  void set_limits(const Limits& limits) { limits_ = limits; }
+  const Limits& limits() const { return limits_; }
+
+  // Reads a whole file named by the item, bounded by its kind's cap
+  // (util/bounded_file.hpp): {resolved path, content}. A prompt file's
+  // errors name its path; a secret file's do not (a value pasted into
+  // bearer_token_file by mistake may be the token itself).
+  enum class FileKind { prompt, secret };
+  std::pair<std::string, std::string> read_file(const Item& item, FileKind kind) const;
 
  private:
   Diagnostic at(const YAML::Mark& mark, const std::string& message) const;
@@ -83,6 +91,7 @@ class Reader {
   std::string base_dir_;
   Collected& out_;
   LoadOptions options_;
+  Limits limits_;
 };
 
 // A mapping whose keys were checked against the allowed set: an unknown key

@@ -271,34 +271,60 @@ bool apply_setting(const Reader& r, Target& t, const std::string& key, const Ite
   return true;
 }
 
-// The secret's value never appears in a message, only where it came from.
+// The secret's value never appears in a message, only where it came from;
+// nor does the secret file's path (the token pasted there by mistake would
+// be echoed): the error's place shows the value.
 std::string secret_from_file(const Reader& r, const Item& item) {
   if (!r.options().read_secrets) {
     r.not_checked(item, fmt::format("secret file '{}'", r.resolve(r.nonempty_string(item))));
     return {};
   }
-  auto [path, content] = r.read_file(item);
+  auto [path, content] = r.read_file(item, Reader::FileKind::secret);
   std::string value = trim_trailing_newlines(std::move(content));
-  if (value.empty()) r.fail(item, fmt::format("secret file '{}' is empty", path));
+  if (value.empty()) r.fail(item, "secret file is empty");
   if (value.find_first_of(std::string_view("\r\n\0", 3)) != std::string::npos) {
-    r.fail(item, fmt::format("secret file '{}' must hold a single line", path));
+    r.fail(item, "secret file must hold a single line");
   }
   return value;
 }
 
+// A name with digits and lower-case letters that long is more likely the
+// key pasted where its variable's name goes (ghp_..., a hex key) than a
+// variable (OPENAI_API_KEY, http_proxy): messages then leave it out.
+bool looks_like_a_token(std::string_view name) {
+  constexpr std::size_t kLong = 16;
+  const auto has = [&](auto pred) { return std::any_of(name.begin(), name.end(), pred); };
+  return name.size() >= kLong && has([](char c) { return c >= '0' && c <= '9'; }) &&
+         has([](char c) { return c >= 'a' && c <= 'z'; });
+}
+
+// "environment variable OPENAI_API_KEY", or without the name when it may be
+// the secret itself.
+std::string env_variable(std::string_view name) {
+  if (looks_like_a_token(name))
+    return "the environment variable it names (a name that looks like a token: "
+           "bearer_token_env and env name the variable, not the token)";
+  return fmt::format("environment variable {}", name);
+}
+
 std::string secret_from_env(const Reader& r, const Item& item) {
   std::string name = r.nonempty_string(item);
-  if (auto err = check_env_name(name)) r.fail(item, *err);
+  // Never the value: a token pasted here is the usual reason it is no name.
+  if (check_env_name(name).has_value()) {
+    r.fail(item,
+           "must name an environment variable (letters, digits and _, not starting with a "
+           "digit), not hold the token itself");
+  }
   if (!r.options().read_secrets) {
-    r.not_checked(item, fmt::format("environment variable {}", name));
+    r.not_checked(item, env_variable(name));
     return {};
   }
   const char* value = std::getenv(name.c_str());
-  if (value == nullptr) r.fail(item, fmt::format("environment variable {} is not set", name));
+  if (value == nullptr) r.fail(item, env_variable(name) + " is not set");
   std::string s = value;
-  if (s.empty()) r.fail(item, fmt::format("environment variable {} is empty", name));
+  if (s.empty()) r.fail(item, env_variable(name) + " is empty");
   if (s.find_first_of("\r\n") != std::string::npos) {
-    r.fail(item, fmt::format("environment variable {} must hold a single line", name));
+    r.fail(item, env_variable(name) + " must hold a single line");
   }
   return s;
 }
@@ -339,6 +365,12 @@ const Fields::Entry& secret_source(const Reader& r, const Item& item, const Fiel
 }
 
 Auth parse_auth(const Reader& r, const Item& item) {
+  // Not describe(): `auth: sk-...` would be echoed back.
+  if (!item.node.IsMap()) {
+    r.fail(item,
+           "expected a mapping (bearer_token_file, bearer_token_env, or header with file "
+           "or env), not a value: the key goes in a file or an environment variable");
+  }
   Fields f(r, item, "auth", {"bearer_token_file", "bearer_token_env", "header", "file", "env"},
            "auth.");
   const Fields::Entry& source = secret_source(r, item, f);
@@ -357,7 +389,12 @@ Auth parse_auth(const Reader& r, const Item& item) {
     auth.kind = Auth::Kind::header;
     const Item header = *f.get("header");
     auth.header_name = r.nonempty_string(header);
-    if (auto err = check_header_name(auth.header_name)) r.fail(header, *err);
+    // Not the value: `header: Bearer sk-...` is the usual way to get it wrong.
+    if (check_header_name(auth.header_name).has_value()) {
+      r.fail(header,
+             "must be a header name (letters, digits and !#$%&'*+-.^_`|~, e.g. X-Api-Key), not "
+             "the header's value: the value comes from file or env");
+    }
   }
   return auth;
 }

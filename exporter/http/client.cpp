@@ -3,6 +3,8 @@
 // deadlines, the pooled keep-alive connection, and Beast's parser fed
 // incrementally from our own socket reads so that every byte keeps the instant
 // of the read that delivered it. Each step reports facts (http/fault.hpp).
+// What this adds to Beast's parser (interim responses, framing checks,
+// transfer codings) is listed in client.hpp.
 #include "http/client.hpp"
 
 #include "http/timestamping_socket.hpp"
@@ -14,9 +16,6 @@
 #include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
-#include <boost/beast/http/buffer_body.hpp>
-#include <boost/beast/http/error.hpp>
-#include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/write.hpp>
 #include <ctime>
 
@@ -78,22 +77,14 @@ struct Client::Conn {
   std::unique_ptr<ssl::stream<TimestampingSocket&>> tls;  // set for https targets
 };
 
-struct Client::Exchange {
-  bhttp::response_parser<bhttp::buffer_body> parser;
-  bool body_done = false;
-  std::optional<Response> response;  // once the headers are in
-};
-
 Client::Client(asio::io_context& io, ClientOptions options)
-    : io_(io), options_(std::move(options)), timer_(io) {
+    : io_(io), options_(std::move(options)), timer_(io), reader_(options_.limits) {
   if (options_.url.tls) ssl_ = shared_tls_context(options_.tls);
 }
 
 Client::~Client() = default;
 
-const Response* Client::response() const {
-  return ex_ && ex_->response ? &*ex_->response : nullptr;
-}
+const Response* Client::response() const { return reader_.response(); }
 
 std::optional<double> retry_after_seconds(std::string_view value, double now_unix) {
   while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
@@ -312,65 +303,40 @@ awaitable<Client::Step> Client::receive(Stage stage, TimePoint deadline) {
   else
     last_read_at_ = now;
   disarm();
-  in_.append(read_buf_.get(), n);
+  // Bytes that arrived after the deadline are the deadline's, not the
+  // stream's. Reads of a peer that keeps sending complete at once and would
+  // otherwise always win the race with the timer: such a stream never ended.
+  if (!ec && n > 0 && last_read_at_ > deadline) {
+    timed_out_ = true;
+    ec = asio::error::timed_out;
+    n = 0;
+  }
+  reader_.feed(std::string_view(read_buf_.get(), n));
   Step f = outcome(stage, ec, "timeout", "");
   if (f && f->interrupt == Interrupt::none && closed_by_peer(ec))
     f->detail = "connection closed by peer";
   co_return f;
 }
 
-// Feeds only the header to the parser; body bytes stay in in_ with the
-// instant of the read that brought them. nullopt: the header is incomplete.
-Result<std::optional<Response>> Client::parse_headers() {
-  auto& p = ex_->parser;
-  char scratch[1];
-  p.get().body().data = scratch;
-  p.get().body().size = 0;
-  error_code ec;
-  const std::size_t used = p.put(asio::buffer(in_), ec);
-  in_.erase(0, used);
-  if (ec == bhttp::error::need_more) {
-    if (in_.size() > options_.max_header_bytes)
-      return Fault{Stage::headers, Interrupt::none, bhttp::error::header_limit,
-                   "response header too large"};
-    return std::optional<Response>{};
-  }
-  if (ec && ec != bhttp::error::need_buffer)
-    return Fault{Stage::headers, Interrupt::none, ec, "bad HTTP response: " + ec.message()};
-  if (!p.is_header_done()) return std::optional<Response>{};
-  const auto& h = p.get();
-  Response response;
-  response.status = static_cast<int>(h.result_int());
-  response.content_type = std::string(h[bhttp::field::content_type]);
-  response.content_encoding = std::string(h[bhttp::field::content_encoding]);
-  response.http_version = std::to_string(h.version() / 10) + "." + std::to_string(h.version() % 10);
-  response.retry_after = std::string(h[bhttp::field::retry_after]);
-  response.keep_alive = h.keep_alive();
-  try {
-    decoder_ = make_content_decoder(response.content_encoding);
-  } catch (const std::exception&) {
-    return Fault{Stage::headers, Interrupt::none, make_error_code(Errc::unsupported_encoding),
-                 "unsupported content-encoding " + response.content_encoding};
-  }
-  ex_->body_done = p.is_done();
-  ex_->response = response;
-  return std::optional<Response>{std::move(response)};
-}
-
-awaitable<Result<Response>> Client::read_headers(TimePoint deadline, bool& nothing_received) {
-  ex_ = std::make_unique<Exchange>();
-  ex_->parser.body_limit(boost::none);
-  ex_->parser.header_limit(static_cast<std::uint32_t>(options_.max_header_bytes));
-  ex_->parser.eager(true);
-  in_.clear();
+// Reads heads until the final one: interim (1xx) responses are counted in
+// `interim` and skipped, each with its own fields; one read may bring several.
+awaitable<Result<Response>> Client::read_headers(TimePoint deadline, bool& nothing_received,
+                                                 std::size_t& interim) {
+  reader_.start();
+  pending_.reset();
   nothing_received = true;
+  interim = 0;
   for (;;) {
     Step fault = co_await receive(Stage::headers, deadline);
-    if (!in_.empty()) nothing_received = false;
+    if (reader_.holds_bytes()) nothing_received = false;
     if (fault) co_return std::move(*fault);
-    auto parsed = parse_headers();
-    if (!parsed) co_return parsed.fault();
-    if (parsed.value()) co_return std::move(*parsed.value());
+    auto heads = reader_.read_heads();
+    interim = reader_.interim_responses();
+    if (!heads) co_return heads.fault();
+    if (heads.value()) {
+      pending_ = reader_.take_body_fault();
+      co_return *reader_.response();
+    }
   }
 }
 
@@ -389,11 +355,16 @@ awaitable<Started> Client::exchange(const RequestMessage& message, TimePoint dea
   }
   const bool reused = conn_pooled_;
   bool nothing_received = false;
+  // No answer arrives before its request began: the floor of this exchange's
+  // arrival stamps (receive() never goes below last_read_at_). A kernel stamp
+  // converted across a step of the wall clock could otherwise land before the
+  // probe started, and a TTFT go negative.
+  last_read_at_ = Clock::now();
   Step f = co_await send(message, deadline);
   if (!f) {
     s.stamps.request_sent = Clock::now();
-    s.response = co_await read_headers(deadline, nothing_received);
-    if (ex_->parser.is_header_done()) s.stamps.headers = last_read_at_;
+    s.response = co_await read_headers(deadline, nothing_received, s.interim_responses);
+    if (reader_.head_done()) s.stamps.headers = last_read_at_;
     if (s.response) co_return s;
     f = s.response.fault();
   }
@@ -416,75 +387,49 @@ awaitable<Started> Client::start(const Request& request, TimePoint deadline) {
 
 // --- the body -----------------------------------------------------------------
 
-Client::Step Client::decode_body() {
-  auto& p = ex_->parser;
-  char buf[kReadChunk];
-  while (!in_.empty() && !p.is_done()) {
-    p.get().body().data = buf;
-    p.get().body().size = sizeof buf;
-    error_code ec;
-    const std::size_t used = p.put(asio::buffer(in_), ec);
-    in_.erase(0, used);
-    const std::size_t got = sizeof buf - p.get().body().size;
-    if (got > 0) {
-      if (!decoder_)
-        decoded_.append(buf, got);
-      else if (!decoder_->decode(std::string_view(buf, got), decoded_))
-        return Fault{Stage::body, Interrupt::none, make_error_code(Errc::corrupt_encoding),
-                     "corrupt compressed body"};
-    }
-    if (ec == bhttp::error::need_buffer) continue;
-    if (ec == bhttp::error::need_more) break;
-    if (ec) return Fault{Stage::body, Interrupt::none, ec, "bad HTTP body: " + ec.message()};
-    if (used == 0 && got == 0) break;
-  }
-  ex_->body_done = p.is_done();
-  return std::nullopt;
-}
+Chunk Client::chunk() const { return Chunk{reader_.decoded(), last_read_at_, reader_.body_done()}; }
 
-// The peer closed the connection: the normal end of a close-delimited body,
-// else the fault stands.
-Client::Step Client::end_of_close_delimited_body(const Fault& fault) {
-  if (!is_connection_lost(fault)) return fault;
-  error_code ec;
-  ex_->parser.put_eof(ec);
-  if (ec || !ex_->parser.is_done()) return fault;
-  ex_->body_done = true;
-  ex_->parser.get().keep_alive(false);
-  return std::nullopt;
+// Bytes decoded before a fault came with the read that brought the fault:
+// they go out first, stamped with that read's arrival, and the fault is the
+// next read()'s answer.
+Result<Chunk> Client::deliver_then(Fault fault) {
+  if (reader_.decoded().empty()) return fault;
+  pending_ = std::move(fault);
+  return chunk();
 }
-
-Chunk Client::chunk() const { return Chunk{decoded_, last_read_at_, ex_ && ex_->body_done}; }
 
 awaitable<Result<Chunk>> Client::read(TimePoint deadline) {
-  decoded_.clear();
-  if (!ex_ || ex_->body_done) co_return chunk();
+  reader_.clear_decoded();
+  if (pending_) {
+    Fault fault = std::move(*pending_);
+    pending_.reset();
+    co_return fault;
+  }
+  if (!reader_.in_response() || reader_.body_done()) co_return chunk();
   // Bytes buffered by an earlier read belong to that read's instant.
-  if (!in_.empty()) {
-    if (Step f = decode_body()) co_return std::move(*f);
-    if (!decoded_.empty() || ex_->body_done) co_return chunk();
+  if (reader_.has_unparsed()) {
+    if (Step f = reader_.decode_body()) co_return deliver_then(std::move(*f));
+    if (!reader_.decoded().empty() || reader_.body_done()) co_return chunk();
   }
   for (;;) {
     Step fault = co_await receive(Stage::body, deadline);
-    if (!in_.empty()) {
-      if (Step f = decode_body()) co_return std::move(*f);
+    if (reader_.has_unparsed()) {
+      if (Step f = reader_.decode_body()) co_return deliver_then(std::move(*f));
     }
     if (fault) {
-      if (Step f = end_of_close_delimited_body(*fault)) co_return std::move(*f);
+      if (Step f = reader_.end_of_stream(*fault)) co_return deliver_then(std::move(*f));
       co_return chunk();
     }
-    if (!decoded_.empty() || ex_->body_done) co_return chunk();
+    if (!reader_.decoded().empty() || reader_.body_done()) co_return chunk();
   }
 }
 
 void Client::finish(bool reuse) {
   disarm();
-  const bool keep = reuse && conn_ && ex_ && ex_->body_done && in_.empty() &&
-                    ex_->parser.get().keep_alive() && !canceled_;
-  ex_.reset();
-  decoder_.reset();
-  in_.clear();
-  decoded_.clear();
+  const bool keep = reuse && conn_ && reader_.body_done() && !reader_.holds_bytes() && !pending_ &&
+                    reader_.keep_alive() && !canceled_;
+  reader_.clear();
+  pending_.reset();
   if (keep) {
     conn_pooled_ = true;
   } else {

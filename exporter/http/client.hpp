@@ -2,8 +2,18 @@
 // optional HTTP proxy, one pooled keep-alive connection, incremental body
 // decoding. Every read is stamped before any SSE/JSON parsing (DESIGN §2) with
 // the kernel's receive timestamp of the data (SO_TIMESTAMPNS, converted to
-// steady_clock), or with steady_clock at read completion when there is none.
+// steady_clock), or with steady_clock at read completion when there is none;
+// no stamp of an exchange is earlier than the instant its request began.
 // Failures are returned as facts (http/fault.hpp); probe/triage.hpp names them.
+//
+// HTTP semantics (interim responses, framing, codings, the decode cap):
+// http/response_reader.hpp, fed each read's bytes. The `headers` stamp is the
+// final response's. Beyond it:
+// - a read whose bytes arrived after its deadline is the deadline's fault
+//   (a peer that never stops sending still times out);
+// - A read that delivers good bytes and then a fault (a bad chunk, corrupt
+//   compressed data, a reset) returns the bytes with that read's arrival
+//   first, and the fault from the next read().
 #pragma once
 #include <utility>  // before asio awaitable with GCC 12
 #include <boost/asio/awaitable.hpp>
@@ -18,9 +28,9 @@
 #include <string>
 #include <string_view>
 
-#include "http/content_decoder.hpp"
 #include "http/fault.hpp"
 #include "http/request.hpp"
+#include "http/response_reader.hpp"
 #include "http/tls_context.hpp"
 #include "net/url.hpp"
 
@@ -34,21 +44,12 @@ struct ClientOptions {
   net::Url url;
   TlsOptions tls;
   std::optional<net::Url> proxy;  // HTTP proxy: CONNECT for https, absolute-form for http
-  std::size_t max_header_bytes = 64 * std::size_t{1024};
+  ResponseLimits limits;          // header size, decoded bytes per read
 };
 
 // Instants of the connection phases (empty when a pooled connection is reused).
 struct Stamps {
   std::optional<TimePoint> resolved, connected, tls_done, request_sent, headers;
-};
-
-struct Response {
-  int status = 0;
-  std::string content_type;
-  std::string content_encoding;
-  std::string http_version;  // "1.1" or "1.0"
-  std::string retry_after;   // the Retry-After header as sent ("" when absent)
-  bool keep_alive = false;
 };
 
 // Retry-After (RFC 9110 §10.2.3) in seconds from `now_unix`: delay-seconds
@@ -61,6 +62,7 @@ std::optional<double> retry_after_seconds(std::string_view value, double now_uni
 struct Started {
   Stamps stamps;
   Result<Response> response;
+  std::size_t interim_responses = 0;  // 1xx answers skipped before the final one
 };
 
 // Decoded body bytes of one socket read (or of bytes an earlier read left
@@ -108,7 +110,6 @@ class Client {
 
  private:
   struct Conn;
-  struct Exchange;
   using Endpoints = asio::ip::tcp::resolver::results_type;
   using Step = std::optional<Fault>;  // nullopt: the step succeeded
 
@@ -119,15 +120,14 @@ class Client {
   asio::awaitable<Step> tunnel(TimePoint deadline);
   asio::awaitable<Step> handshake(TimePoint deadline);
   asio::awaitable<Step> send(const RequestMessage& message, TimePoint deadline);
-  asio::awaitable<Result<Response>> read_headers(TimePoint deadline, bool& nothing_received);
+  asio::awaitable<Result<Response>> read_headers(TimePoint deadline, bool& nothing_received,
+                                                 std::size_t& interim);
   asio::awaitable<Started> exchange(const RequestMessage& message, TimePoint deadline, bool& stale);
 
   // One socket read into in_, stamped; the fault is at `stage`.
   asio::awaitable<Step> receive(Stage stage, TimePoint deadline);
-  Result<std::optional<Response>> parse_headers();
-  Step decode_body();
-  Step end_of_close_delimited_body(const Fault& fault);
   Chunk chunk() const;
+  Result<Chunk> deliver_then(Fault fault);
 
   // The fault of an operation at `stage` that ended with `ec`: canceled, or
   // the deadline, or the operation's own error; nullopt when it succeeded.
@@ -147,12 +147,10 @@ class Client {
   std::function<void()> abort_;
   std::unique_ptr<Conn> conn_;        // in use or pooled
   bool conn_pooled_ = false;          // conn_ came from the pool (reused)
-  std::unique_ptr<Exchange> ex_;      // current response parser state
-  std::string in_;                    // raw bytes read, not yet parsed
   std::unique_ptr<char[]> read_buf_;  // each socket read lands here; only its bytes go to in_
-  std::string decoded_;               // the bytes of the chunk read() returns
   TimePoint last_read_at_{};
-  std::unique_ptr<ContentDecoder> decoder_;
+  ResponseReader reader_;         // the response's bytes: heads, framing, decoded body
+  std::optional<Fault> pending_;  // for the next read(): its bytes went out first
 };
 
 }  // namespace lse::http

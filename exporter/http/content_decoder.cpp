@@ -18,25 +18,25 @@ class ZlibDecoder final : public ContentDecoder {
     if (initialised_) inflateEnd(&z_);
   }
 
-  bool decode(std::string_view in, std::string& out) override {
-    if (failed_) return false;
+  Decoded decode(std::string_view in, std::string& out, std::size_t max_out) override {
+    if (failed_ != Decoded::ok) return failed_;
     if (!initialised_) {
       // "deflate" is meant to be zlib-wrapped, yet some servers send raw
       // deflate: decide from the 2-byte zlib header once it is complete.
       head_.append(in);
-      if (head_.size() < 2) return true;
+      if (head_.size() < 2) return Decoded::ok;
       const auto b0 = static_cast<unsigned char>(head_[0]),
                  b1 = static_cast<unsigned char>(head_[1]);
       const bool zlib_header = (b0 & 0x0f) == 8 && ((b0 << 8) | b1) % 31 == 0;
       init(zlib_header ? 15 : -15);
       std::string head = std::move(head_);
-      return inflate_some(head, out);
+      return inflate_some(head, out, max_out);
     }
-    return inflate_some(in, out);
+    return inflate_some(in, out, max_out);
   }
 
  private:
-  bool inflate_some(std::string_view in, std::string& out) {
+  Decoded inflate_some(std::string_view in, std::string& out, std::size_t max_out) {
     z_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
     z_.avail_in = static_cast<uInt>(in.size());
     while (z_.avail_in > 0 && !ended_) {
@@ -46,16 +46,16 @@ class ZlibDecoder final : public ContentDecoder {
       const int rc = inflate(&z_, Z_SYNC_FLUSH);
       const std::size_t produced = sizeof buf - z_.avail_out;
       out.append(buf, produced);
+      if (out.size() > max_out) return failed_ = Decoded::too_large;
       if (rc == Z_STREAM_END) {
         ended_ = true;
       } else if (rc == Z_BUF_ERROR) {
         if (produced == 0) break;  // needs more input
       } else if (rc != Z_OK) {
-        failed_ = true;
-        return false;
+        return failed_ = Decoded::corrupt;
       }
     }
-    return true;
+    return Decoded::ok;
   }
   void init(int window_bits) {
     z_ = {};
@@ -66,7 +66,7 @@ class ZlibDecoder final : public ContentDecoder {
   bool initialised_ = false;
   std::string head_;
   bool ended_ = false;
-  bool failed_ = false;
+  Decoded failed_ = Decoded::ok;
 };
 
 class BrotliDecoder final : public ContentDecoder {
@@ -76,7 +76,8 @@ class BrotliDecoder final : public ContentDecoder {
   }
   ~BrotliDecoder() override { BrotliDecoderDestroyInstance(state_); }
 
-  bool decode(std::string_view in, std::string& out) override {
+  Decoded decode(std::string_view in, std::string& out, std::size_t max_out) override {
+    if (failed_ != Decoded::ok) return failed_;
     const uint8_t* next_in = reinterpret_cast<const uint8_t*>(in.data());
     size_t avail_in = in.size();
     for (;;) {
@@ -86,14 +87,16 @@ class BrotliDecoder final : public ContentDecoder {
       auto rc = BrotliDecoderDecompressStream(state_, &avail_in, &next_in, &avail_out, &next_out,
                                               nullptr);
       out.append(reinterpret_cast<char*>(buf), sizeof buf - avail_out);
-      if (rc == BROTLI_DECODER_RESULT_ERROR) return false;
+      if (rc == BROTLI_DECODER_RESULT_ERROR) return failed_ = Decoded::corrupt;
+      if (out.size() > max_out) return failed_ = Decoded::too_large;
       if (rc == BROTLI_DECODER_RESULT_NEEDS_MORE_OUTPUT) continue;
-      return true;  // needs more input, or finished
+      return Decoded::ok;  // needs more input, or finished
     }
   }
 
  private:
   BrotliDecoderState* state_;
+  Decoded failed_ = Decoded::ok;
 };
 
 }  // namespace

@@ -17,6 +17,7 @@ class Category : public boost::system::error_category {
       case Errc::proxy_refused: return "proxy CONNECT refused";
       case Errc::unsupported_encoding: return "unsupported content-encoding";
       case Errc::corrupt_encoding: return "corrupt compressed body";
+      case Errc::decoded_too_large: return "compressed body decodes past the cap";
     }
     return "unknown";
   }

@@ -39,6 +39,7 @@ enum class Errc {
   proxy_refused = 1,     // CONNECT answered with something other than 200
   unsupported_encoding,  // Content-Encoding we cannot decode
   corrupt_encoding,      // compressed body that does not decode
+  decoded_too_large,     // one read decodes to more than the cap (a compression bomb)
 };
 const boost::system::error_category& error_category();
 error_code make_error_code(Errc e);

@@ -53,6 +53,7 @@ enum class F : std::size_t {
   // the exporter itself: one series each, created at startup
   reload_ok,
   reload_timestamp,
+  reloads,
   row_write_errors,
   build_info,
 };
@@ -245,6 +246,13 @@ inline constexpr FamilySpec kFamilies[] = {
     {F::reload_timestamp, Type::gauge,
      "llm_stream_exporter_config_last_reload_success_timestamp_seconds",
      "Unix time of the last successful configuration reload.", Scope::exporter},
+    {F::reloads,
+     Type::counter,
+     "llm_stream_exporter_config_reloads_total",
+     "Configuration reload attempts (SIGHUP, POST /-/reload), by result.",
+     Scope::exporter,
+     {"result"},
+     2},
     {F::row_write_errors, Type::counter, "llm_stream_row_write_errors_total",
      "Failed rows-file operations (write, open, rotate); the rows they concerned are missing "
      "from the file.",

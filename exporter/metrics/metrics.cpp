@@ -253,16 +253,21 @@ class FamilySet {
   std::vector<std::variant<Family<Histogram>*, Family<Counter>*, Family<Gauge>*>> all_;
 };
 
-// The exporter itself: one unlabelled series each, created at startup.
+// The exporter itself: one series each (reloads: one per result), created
+// at startup.
 struct ExporterSeries {
   Gauge& reload_ok;
   Gauge& reload_timestamp;
+  Counter& reloads_ok;
+  Counter& reloads_failed;
   Counter& row_write_errors;
-  double created = wall_clock::unix_now();  // of row_write_errors
+  double created = wall_clock::unix_now();  // of the counters
 
   ExporterSeries(const FamilySet& families, const BuildInfo& build)
       : reload_ok(families.gauge(F::reload_ok).Add({})),
         reload_timestamp(families.gauge(F::reload_timestamp).Add({})),
+        reloads_ok(families.counter(F::reloads).Add({{"result", "success"}})),
+        reloads_failed(families.counter(F::reloads).Add({{"result", "failure"}})),
         row_write_errors(families.counter(F::row_write_errors).Add({})) {
     families.gauge(F::build_info)
         .Add({{"version", build.version}, {"revision", build.revision}})
@@ -619,7 +624,7 @@ struct Metrics::Impl {
   // `_created` of every counter and histogram, exemplars of the three
   // histograms that carry them.
   void notes_of(F f, const prometheus::ClientMetric& m, SeriesNotes& notes) const {
-    if (f == F::row_write_errors) {
+    if (f == F::row_write_errors || f == F::reloads) {
       notes.created = exporter.created;
       return;
     }
@@ -704,6 +709,10 @@ void Metrics::count_backoff(std::string_view target) {
   auto lock = impl_->read_lock();
   auto t = impl_->targets.find(target);
   if (t != impl_->targets.end() && t->second.backoffs) t->second.backoffs->Increment();
+}
+
+void Metrics::count_reload(bool ok) {
+  (ok ? impl_->exporter.reloads_ok : impl_->exporter.reloads_failed).Increment();
 }
 
 void Metrics::count_row_write_error() { impl_->exporter.row_write_errors.Increment(); }

@@ -57,7 +57,12 @@ class Metrics {
   // One failed rows-file operation: llm_stream_row_write_errors_total.
   void count_row_write_error();
 
+  // llm_stream_exporter_config_last_reload_successful (1/0) and, when ok,
+  // the success timestamp: at startup and after every reload attempt.
   void set_reload_result(bool ok, double unix_seconds);
+  // One reload attempt (not the startup load):
+  // llm_stream_exporter_config_reloads_total{result="success"|"failure"}.
+  void count_reload(bool ok);
 
   // Prometheus text exposition format 0.0.4.
   std::string render() const;

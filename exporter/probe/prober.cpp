@@ -130,7 +130,8 @@ boost::asio::awaitable<ProbeResult> Prober::run(const config::Prompt& prompt) {
     const bool retry = co_await attempt(prompt, r, t);
     if (!retry) break;
   }
-  summarize(t, std::chrono::duration<double>(target_.stall_threshold).count(), r);
+  summarize_probe(t, std::chrono::duration<double>(target_.stall_threshold).count(), Clock::now(),
+                  r);
   co_return r;
 }
 
@@ -145,7 +146,7 @@ struct Prober::Attempt {
   sse::Event line_event;
   Ending ending;
   std::string detail;   // for the failure the ending names
-  TimePoint arrival{};  // of the latest read
+  TimePoint arrival{};  // of the latest successful read: what its events are stamped with
   bool body_done = false;
 
   // The stream itself has said how it ends: a bad event, an error, the end marker.
@@ -249,6 +250,7 @@ boost::asio::awaitable<bool> Prober::start(const http::Request& request, Attempt
   a.t.tls_done = started.stamps.tls_done;
   a.t.request_sent = started.stamps.request_sent;
   a.t.headers = started.stamps.headers;
+  a.r.interim_responses = started.interim_responses;
   if (!started.response) {
     a.record(started.response.fault(), bound.which);
     client_.finish(false);
@@ -288,7 +290,8 @@ boost::asio::awaitable<bool> Prober::read_error_body(Attempt& a) {
     include_usage_ = false;  // remembered for this target from now on
     co_return true;
   }
-  a.detail = "HTTP " + std::to_string(status);
+  a.detail = status == 101 ? "HTTP 101 Switching Protocols: the server left HTTP, no event stream"
+                           : "HTTP " + std::to_string(status);
   co_return false;
 }
 
@@ -354,7 +357,14 @@ void Prober::take(const sse::Event& ev, Attempt& a) {
     a.detail = m.error_message;
     return;
   }
-  if (m.content) a.t.content_arrivals.push_back(a.arrival);
+  if (m.content) {
+    if (a.t.content_arrivals.size() == kMaxContentChunks) {
+      a.ending.malformed_event = true;  // a stream no answer makes: protocol
+      a.detail = "more than " + std::to_string(kMaxContentChunks) + " content chunks";
+      return;
+    }
+    a.t.content_arrivals.push_back(a.arrival);
+  }
   if (m.reasoning && !a.t.first_reasoning) a.t.first_reasoning = a.arrival;
   if (m.usage) {
     if (m.usage->prompt_tokens >= 0) a.r.prompt_tokens = m.usage->prompt_tokens;

@@ -19,6 +19,12 @@
 
 namespace lse::probe {
 
+// Content chunks one probe records at most; one more fails it `protocol`.
+// The clock keeps an instant per chunk (and the row a gap), so a server that
+// streams without end at full speed must not grow them without bound; no
+// answer of a probe (max_tokens) comes near it.
+inline constexpr std::size_t kMaxContentChunks = std::size_t{1} << 18;
+
 // Builds the HTTP request headers a target sends (auth in the dialect's key
 // header, Accept for the dialect's framing, Accept-Encoding, browser profile,
 // extra headers). Exposed for tests.

@@ -59,6 +59,9 @@ struct ProbeResult {
   std::string content_encoding;  // as the server answered ("" = identity)
   std::string http_version;      // "1.1", "1.0"; "" when no response came
   bool via_proxy = false;        // sent through an HTTP proxy (proxy_url or the environment)
+  // Interim (1xx) responses the server sent before its final one (103 Early
+  // Hints, 100 Continue); they end inside the `headers` phase.
+  std::size_t interim_responses = 0;
   // A 429's Retry-After, in seconds from the answer: the scheduler waits at
   // least that long before the target's next probe.
   std::optional<double> retry_after_seconds;

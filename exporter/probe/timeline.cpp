@@ -1,9 +1,12 @@
 // Timeline maths: phases, TTFT, gaps, stalls, tail (DESIGN §2).
 #include "probe/timeline.hpp"
 
+#include <utility>
 #include <algorithm>
 #include <array>
+#include <cassert>
 #include <cmath>
+#include <string>
 
 namespace lse::probe {
 namespace {
@@ -140,6 +143,44 @@ void summarize(const Timeline& t, double stall_threshold, ProbeResult& out) {
   const double generation = seconds(first, last);
   if (out.completion_tokens > 0 && generation > 0)
     out.output_tokens_per_second = static_cast<double>(out.completion_tokens) / generation;
+}
+
+std::optional<std::string> clock_violation(const Timeline& t) {
+  if (t.start == TimePoint{}) return "the probe's start was never stamped";
+  const std::pair<const char*, const std::optional<TimePoint>*> instants[] = {
+      {"resolve", &t.resolved}, {"connect", &t.connected},
+      {"tls", &t.tls_done},     {"request", &t.request_sent},
+      {"headers", &t.headers},  {"first reasoning chunk", &t.first_reasoning},
+      {"end of stream", &t.end}};
+  for (const auto& [name, at] : instants)
+    if (*at && **at < t.start) return std::string(name) + " stamped before the probe started";
+  for (std::size_t i = 0; i < t.content_arrivals.size(); ++i) {
+    const std::string chunk = "content chunk " + std::to_string(i + 1);
+    if (t.content_arrivals[i] < t.start) return chunk + " stamped before the probe started";
+    if (i > 0 && t.content_arrivals[i] < t.content_arrivals[i - 1])
+      return chunk + " stamped before the chunk before it";
+  }
+  if (t.end && !t.content_arrivals.empty() && *t.end < t.content_arrivals.back())
+    return "end of stream stamped before the last content chunk";
+  return std::nullopt;
+}
+
+void summarize_probe(const Timeline& t, double stall_threshold, TimePoint now, ProbeResult& out) {
+  const std::optional<std::string> violation = clock_violation(t);
+  assert(!violation && "a probe's timeline is one causal clock (probe/timeline.hpp)");
+  if (!violation) {
+    summarize(t, stall_threshold, out);
+    return;
+  }
+  // Release builds: nothing derived from the broken instants is recorded.
+  Timeline trusted;
+  trusted.start = t.start == TimePoint{} ? now : t.start;
+  trusted.end = std::max(now, trusted.start);
+  summarize(trusted, stall_threshold, out);
+  out.chunks = t.content_arrivals.size();
+  out.ok = false;
+  out.reason = FailureReason::protocol;
+  out.error_detail = "internal clock error: " + *violation + "; no time of this probe is recorded";
 }
 
 }  // namespace lse::probe

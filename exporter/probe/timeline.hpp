@@ -4,6 +4,7 @@
 #pragma once
 #include <chrono>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "probe/result.hpp"
@@ -40,5 +41,20 @@ inline constexpr double kReleaseWindowOfGapP50 = 0.1;
 // Leaves identity, outcome and usage fields untouched, except that
 // output_tokens_per_second uses out.completion_tokens when it is known.
 void summarize(const Timeline& timeline, double stall_threshold_seconds, ProbeResult& out);
+
+// Why `timeline` is not one probe's causal clock, or nullopt when it is: an
+// instant never stamped or earlier than start, content chunks out of order,
+// an end before the last content chunk. Every instant a probe records comes
+// from a stamp of its own reads (the client floors them at the instant the
+// request began), so a violation is a bug, never the server's doing.
+std::optional<std::string> clock_violation(const Timeline& timeline);
+
+// summarize() for the timeline a probe built. A timeline with a clock
+// violation is a bug: debug builds stop at an assertion; release builds
+// record the probe as failed `protocol` with an "internal clock error"
+// message and keep no clock value but the duration from start to `now`, so
+// that no negative time reaches a row or a histogram.
+void summarize_probe(const Timeline& timeline, double stall_threshold_seconds, TimePoint now,
+                     ProbeResult& out);
 
 }  // namespace lse::probe

@@ -128,6 +128,24 @@ struct RowError {
   std::string message;
 };
 
+// A value of the row quoted for an error message: JSON-escaped (a line
+// break or an escape sequence in a rows file stays on one line of output;
+// DEL, which JSON leaves as it is, written \u007f too) and cut to 60 bytes.
+std::string quote_value(std::string_view value) {
+  constexpr std::size_t kMax = 60;
+  std::string escaped;
+  json::append_quoted(escaped, value.substr(0, kMax));
+  std::string out;
+  for (const char c : escaped) {
+    if (c == '\x7f')
+      out += "\\u007f";
+    else
+      out += c;
+  }
+  if (value.size() > kMax) out.insert(out.size() - 1, "...");
+  return out;
+}
+
 [[noreturn]] void fail(std::string_view key, std::string_view expected) {
   throw RowError{fmt::format("field \"{}\": expected {}", key, expected)};
 }
@@ -168,7 +186,7 @@ void parse_phases(element v, std::string_view key, probe::ProbeResult& r) {
     std::size_t i = 0;
     while (i < probe::kAllPhases.size() && probe::to_string(probe::kAllPhases[i]) != phase.key) ++i;
     if (i == probe::kAllPhases.size())
-      throw RowError{fmt::format("field \"phases_ms\": unknown phase \"{}\"", phase.key)};
+      throw RowError{fmt::format("field \"phases_ms\": unknown phase {}", quote_value(phase.key))};
     r.phases[i] = ms_or_null(phase.value, "phases_ms");
   }
 }
@@ -206,15 +224,22 @@ void parse_stall_details(element v, std::string_view key, probe::ProbeResult& r)
     simdjson::dom::object o;
     if (e.get_object().get(o) != simdjson::SUCCESS) fail(key, "an array of objects");
     probe::StallDetail d;
+    bool at_chunk = false, gap = false;
     for (auto f : o) {
-      if (f.key == "at_chunk")
+      if (f.key == "at_chunk") {
         d.at_chunk = static_cast<std::size_t>(integer(f.value, "stalls_detail.at_chunk", 1));
-      else if (f.key == "gap_ms")
+        at_chunk = true;
+      } else if (f.key == "gap_ms") {
         d.gap = number(f.value, "stalls_detail.gap_ms") / 1000.0;
-      else if (f.key == "released_chunks")
+        gap = true;
+      } else if (f.key == "released_chunks") {
         d.released_chunks =
             static_cast<std::size_t>(integer(f.value, "stalls_detail.released_chunks", 0));
+      }
     }
+    // Every stall has a place and a length: a row without them would not
+    // survive being written and read again.
+    if (!at_chunk || !gap) fail(key, "objects with at_chunk and gap_ms");
     r.stall_details.push_back(d);
   }
 }
@@ -222,7 +247,8 @@ void parse_stall_details(element v, std::string_view key, probe::ProbeResult& r)
 void parse_reason(element v, std::string_view key, probe::ProbeResult& r) {
   auto name = string_or_null(v, key);
   auto reason = probe::parse_failure_reason(name);
-  if (!reason) throw RowError{fmt::format("field \"reason\": unknown failure reason \"{}\"", name)};
+  if (!reason)
+    throw RowError{fmt::format("field \"reason\": unknown failure reason {}", quote_value(name))};
   r.reason = *reason;
 }
 
@@ -322,6 +348,12 @@ constexpr RowField kRowFields[] = {
      }},
     {"http_version", false, [](Out& o, const R& r) { append_string_or_null(o, r.http_version); },
      [](E v, K k, R& r) { r.http_version = string_or_null(v, k); }},
+    // 1xx answers before the final one; rows written before the field have none (0).
+    {"interim_responses", false,
+     [](Out& o, const R& r) {
+       append_int_or_null(o, static_cast<long long>(r.interim_responses), true);
+     },
+     [](E v, K k, R& r) { r.interim_responses = static_cast<std::size_t>(integer(v, k, 0)); }},
     {"via_proxy", false, [](Out& o, const R& r) { o += r.via_proxy ? "true" : "false"; },
      [](E v, K k, R& r) {
        if (v.get_bool().get(r.via_proxy) != simdjson::SUCCESS) fail(k, "true or false");

@@ -12,6 +12,7 @@
 
 #include "config/config.hpp"
 #include "probe/result.hpp"
+#include "util/redact.hpp"
 
 namespace lse::schedule {
 
@@ -29,7 +30,17 @@ class ProbeRunner {
 using ProbeRunnerFactory = std::function<std::unique_ptr<ProbeRunner>(
     boost::asio::io_context& io, const config::Target& target)>;
 
-// The product's factory: a probe::Prober per target.
+// The upstream's own words in a result (error detail, finish reason, content
+// encoding) made safe to show: the target's secrets masked (util/redact.hpp;
+// a gateway that echoes the key it refused gets it into no log, metric, row
+// or report), then control characters escaped and the length capped
+// (text::one_line: a line break in an error cannot forge a log line, an
+// escape sequence cannot reach a terminal). Called once where each probe
+// returns: here for serve, in run_command for run.
+void clean_upstream_text(probe::ProbeResult& result, const util::Redactor& secrets);
+
+// The product's factory: a probe::Prober per target, its results masked
+// with the target's secrets (config::secret_values).
 ProbeRunnerFactory prober_factory(std::string host_label, std::string user_agent);
 
 }  // namespace lse::schedule

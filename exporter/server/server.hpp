@@ -52,10 +52,24 @@ struct Routing {
   bool enable_lifecycle = false;
 };
 
-// Protection against misbehaving clients; the defaults are the product's.
+// Protection against misbehaving clients (issue 13); the defaults are the
+// product's, and the config's `web:` section sets the first five.
 struct Limits {
-  std::size_t max_connections = 64;                  // further connections are closed at accept
-  std::chrono::milliseconds idle_timeout{30'000};    // per read and per write
+  // Open connections at most; at the cap a new connection displaces the
+  // oldest one that is not being answered (ConnectionTable), and is refused
+  // only when every connection is in the middle of an answer.
+  std::size_t max_connections = 64;
+  // The same from one peer address: its own oldest connection makes room,
+  // so one address never holds more than this many slots.
+  std::size_t max_connections_per_address = 32;
+  // A request (line, headers and the small body) must arrive within this
+  // from its first byte (from the accept, or the TLS handshake, on a new
+  // connection): a client trickling header lines is cut off after it.
+  std::chrono::milliseconds header_timeout{5'000};
+  // A keep-alive connection waits this long for the next request's first byte.
+  std::chrono::milliseconds idle_timeout{30'000};
+  // Writing one response may take this long.
+  std::chrono::milliseconds write_timeout{30'000};
   std::size_t header_limit = 8 * std::size_t{1024};  // request line + headers; more -> 431
   std::size_t body_limit = 64 * std::size_t{1024};   // more -> 413
 };
@@ -85,8 +99,21 @@ class Server {
   // bad address); call once.
   void start();
 
-  // The bound port (after start()).
+  // The bound port (after start(); after rebind(), the new listener's).
   unsigned short port() const;
+
+  // Listens on `listen` instead: the new listener is bound first, then the
+  // old one is closed (on the server's thread, right after); connections
+  // already open stay open. Throws std::runtime_error naming the address
+  // when it cannot listen there, and then keeps listening where it did.
+  // Before start(), only changes where start() listens. Thread-safe with
+  // respect to the server thread (a hook may call it); one caller at a time.
+  void rebind(const std::string& listen);
+
+  // Limits for what happens next: new connections, and the next read or
+  // write of open ones (header_limit and body_limit stay as they were).
+  // Thread-safe.
+  void set_limits(const Limits& limits);
 
   // Stops accepting, closes every connection (idle keep-alive ones included)
   // and joins the thread. Idempotent.

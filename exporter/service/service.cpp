@@ -14,6 +14,8 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -123,6 +125,19 @@ std::string log_ignored_proxy_variables(const config::Config& cfg, const std::st
   return now;
 }
 
+// The config's `web:` as the HTTP server takes it.
+server::Limits limits_of(const config::Web& web) {
+  using std::chrono::duration_cast;
+  using std::chrono::milliseconds;
+  server::Limits limits;
+  limits.max_connections = web.max_connections;
+  limits.max_connections_per_address = web.max_connections_per_address;
+  limits.header_timeout = duration_cast<milliseconds>(web.header_timeout);
+  limits.idle_timeout = duration_cast<milliseconds>(web.idle_timeout);
+  limits.write_timeout = duration_cast<milliseconds>(web.write_timeout);
+  return limits;
+}
+
 }  // namespace
 
 struct Service::Impl {
@@ -146,7 +161,10 @@ struct Service::Impl {
 
   std::atomic<bool> ready{false};
   bool stopped = false;
-  const std::string listen_address;
+  // --web.listen-address was given: it wins over the config's `listen:`.
+  const bool listen_from_flag;
+  mutable std::mutex listen_mutex;  // guards listen_address only
+  std::string listen_address;
   std::unique_ptr<server::Server> http;
 
   Impl(std::string path, std::shared_ptr<const config::Config> initial, Identity identity,
@@ -158,14 +176,14 @@ struct Service::Impl {
         scheduler(
             probe_io, [this](const probe::ProbeResult& r) { deliver(r); },
             std::move(identity.host_label), std::move(identity.user_agent), seed),
-        listen_address(http_options.listen_address.empty() ? current->listen
-                                                           : http_options.listen_address) {
+        listen_from_flag(!http_options.listen_address.empty()),
+        listen_address(listen_from_flag ? http_options.listen_address : current->listen) {
     // First: a web config that does not load stops the set-up before
     // anything is scheduled.
     http = std::make_unique<server::Server>(
         listen_address, hooks(), rows,
-        server::ServerOptions{
-            std::move(http_options.routing), std::move(http_options.web_config_file), {}});
+        server::ServerOptions{std::move(http_options.routing),
+                              std::move(http_options.web_config_file), limits_of(current->web)});
     log_config_warnings(*current);
     ignored_proxy_variables = log_ignored_proxy_variables(*current, {});
     rows.on_write_error([this](const std::string& message) { write_errors(message); });
@@ -270,6 +288,7 @@ struct Service::Impl {
       current = next;
     }
     metrics.set_reload_result(true, wall_clock::unix_now());
+    metrics.count_reload(true);
     log::info("config reloaded", {{"targets", next->targets.size()}});
     log_config_warnings(*next);
     ignored_proxy_variables = log_ignored_proxy_variables(*next, ignored_proxy_variables);
@@ -279,7 +298,10 @@ struct Service::Impl {
   // Rows first (the store opens a new file before it lets the old one go, so
   // its undo is exact), then metrics (so a new target's series exist before
   // its first probe), then the scheduler (which changes nothing when it
-  // throws). The HTTP listener is not rebound: `listen` applies at start.
+  // throws), then the HTTP server's limits, and last its listener: binding
+  // the new address is the one step that may fail for reasons outside the
+  // file (the port is taken), and nothing after it can fail, so a moved
+  // listener never needs moving back.
   void switch_parts(const config::Config& prev, const config::Config& next) {
     Transaction tx;
     tx.step([&] { rows.reconfigure(next.rows.ring, next.rows); },
@@ -287,10 +309,43 @@ struct Service::Impl {
     tx.step([&] { metrics.apply_config(next); }, [&] { metrics.apply_config(prev); });
     tx.step([&] { on_probe_thread([&] { scheduler.apply(next); }); },
             [&] { on_probe_thread([&] { scheduler.apply(prev); }); });
+    if (!(next.web == prev.web)) {
+      tx.step([&] { http->set_limits(limits_of(next.web)); },
+              [&] { http->set_limits(limits_of(prev.web)); });
+    }
+    tx.step([&] { move_listener(prev.listen, next.listen); }, [] {});
+  }
+
+  // `listen:` changed: the server binds the new address, then closes the
+  // old one. With --web.listen-address the flag keeps deciding.
+  void move_listener(const std::string& from, const std::string& to) {
+    if (from == to) return;
+    if (listen_from_flag) {
+      log::info("listen: changed in the config, --web.listen-address keeps the listener",
+                {{"config", to}, {"listening", listen_address_now()}});
+      return;
+    }
+    try {
+      http->rebind(to);
+    } catch (const std::exception& e) {
+      throw std::runtime_error("listen: cannot move from " + from + " to " + to + " (" + e.what() +
+                               "); still listening on " + from);
+    }
+    {
+      std::lock_guard lock(listen_mutex);
+      listen_address = to;
+    }
+    log::info("listening", {{"address", to}, {"port", http->port()}, {"previous", from}});
+  }
+
+  std::string listen_address_now() const {
+    std::lock_guard lock(listen_mutex);
+    return listen_address;
   }
 
   ReloadResult refuse(const std::string& error) {
     metrics.set_reload_result(false, 0);
+    metrics.count_reload(false);
     log::error("reload failed, keeping the running config", {{"error", error}});
     return {false, error};
   }
@@ -328,7 +383,7 @@ void Service::start() { impl_->start(); }
 
 unsigned short Service::port() const { return impl_->http ? impl_->http->port() : 0; }
 
-const std::string& Service::listen_address() const { return impl_->listen_address; }
+std::string Service::listen_address() const { return impl_->listen_address_now(); }
 
 ReloadResult Service::reload(const std::string& config_path) { return impl_->reload(config_path); }
 

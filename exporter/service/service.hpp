@@ -4,7 +4,9 @@
 // together (blackbox_exporter's SafeConfig): the new file is read and
 // validated whole, each part is switched in turn and switched back if a later
 // one fails, and only then is the snapshot swapped. SIGHUP and POST /-/reload
-// both go through reload().
+// both go through reload(). A changed `listen:` moves the HTTP listener (the
+// new address is bound first, the old one closed after; a new address that
+// cannot be bound fails the reload), a changed `web:` applies its limits.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -52,16 +54,19 @@ class Service {
   // listen; the probe thread is stopped again then. Call once.
   void start();
 
-  // The bound HTTP port (after start()).
+  // The bound HTTP port (after start(); after a reload that moved the
+  // listener, the new one's).
   unsigned short port() const;
-  // Where it listens: --web.listen-address, else the config's `listen:` at
-  // start (a reload does not rebind).
-  const std::string& listen_address() const;
+  // Where it listens: --web.listen-address, else the running config's
+  // `listen:` (a reload that changes it moves the listener).
+  std::string listen_address() const;
 
   // One reload transaction: on success the new config runs and
   // llm_stream_exporter_config_last_reload_successful is 1 with a fresh
-  // timestamp; on any failure the old config keeps running whole and the
-  // gauge is 0. Thread-safe; reloads run one at a time.
+  // timestamp; on any failure the old config keeps running whole (the
+  // listener where it was) and the gauge is 0.
+  // llm_stream_exporter_config_reloads_total{result} counts either.
+  // Thread-safe; reloads run one at a time.
   ReloadResult reload(const std::string& config_path);
   // The file the service was started with.
   ReloadResult reload();

@@ -1,4 +1,4 @@
-// ASCII text helpers shared by every module: header names, schemes, codings
+// Text helpers shared by every module: header names, schemes, codings
 // and config words are compared case-insensitively in exactly one way.
 // Header-only so that the lowest modules (net/) can use them without a link
 // dependency.
@@ -31,6 +31,44 @@ constexpr bool istarts_with(std::string_view s, std::string_view prefix) {
 inline std::string to_lower(std::string_view s) {
   std::string out(s);
   for (char& c : out) c = to_lower(c);
+  return out;
+}
+
+// Text a peer wrote, made fit for one line of a terminal, a log or a row:
+// each control character (C0, DEL, and the C1 range U+0080-U+009F, which
+// some terminals also obey) written as a visible escape (\n, \r, \t, \xNN,
+// \u00NN), other bytes kept, and at most `max_bytes` of the text kept (cut
+// at a UTF-8 character boundary) with " [truncated]" after it.
+inline std::string one_line(std::string_view in, std::size_t max_bytes = 512) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  bool cut = false;
+  if (in.size() > max_bytes) {
+    std::size_t end = max_bytes;
+    while (end > 0 && (static_cast<unsigned char>(in[end]) & 0xC0) == 0x80) --end;
+    in = in.substr(0, end);
+    cut = true;
+  }
+  std::string out;
+  out.reserve(in.size());
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    const auto c = static_cast<unsigned char>(in[i]);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c < 0x20 || c == 0x7f) {
+      out += {'\\', 'x', kHex[c >> 4], kHex[c & 15]};
+    } else if (c == 0xC2 && i + 1 < in.size() && static_cast<unsigned char>(in[i + 1]) >= 0x80 &&
+               static_cast<unsigned char>(in[i + 1]) <= 0x9F) {
+      const auto c1 = static_cast<unsigned char>(in[++i]);
+      out += {'\\', 'u', '0', '0', kHex[c1 >> 4], kHex[c1 & 15]};
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (cut) out += " [truncated]";
   return out;
 }
 

@@ -9,12 +9,12 @@
 #include <openssl/x509.h>
 
 #include <boost/asio/buffer.hpp>
-#include <fstream>
+#include <cstdint>
 #include <map>
-#include <sstream>
 #include <string>
 
 #include "config/config.hpp"
+#include "util/bounded_file.hpp"
 
 namespace lse::web {
 namespace {
@@ -34,14 +34,17 @@ std::string openssl_error() {
   return buf;
 }
 
-// The PEM text, read from its file when it has one.
+// A certificate chain or CA bundle is kilobytes (the system bundle some
+// hundred): a PEM path set to /dev/zero or a FIFO is refused, not read.
+constexpr std::uint64_t kMaxPemFileBytes = 1ull << 20;
+
+// The PEM text, read (bounded, util/bounded_file.hpp) from its file when it has one.
 std::string pem_text(const WebConfig& c, const Pem& pem) {
   if (pem.file.empty()) return pem.text;
-  std::ifstream in(pem.file, std::ios::binary);
-  if (!in) fail(c, pem, "cannot read " + pem.file);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  util::FileRead file = util::read_bounded_file(pem.file, kMaxPemFileBytes, "PEM files");
+  if (file.problem == util::FileProblem::missing) fail(c, pem, "cannot read " + pem.file);
+  if (!file.ok()) fail(c, pem, "cannot read " + pem.file + ": " + file.error);
+  return std::move(file.content);
 }
 
 bool holds_private_key(const std::string& pem) {

@@ -9,12 +9,12 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "config/config.hpp"
+#include "util/bounded_file.hpp"
 
 namespace lse::web {
 namespace {
@@ -370,12 +370,16 @@ WebConfig parse_web_config(std::string_view yaml_text, const std::string& file_n
 }
 
 WebConfig load_web_config(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw config::ConfigError(path, 0, 0, "cannot read the web config file");
-  std::ostringstream text;
-  text << in.rdbuf();
+  // Bounded (util/bounded_file.hpp): a path set to /dev/zero or a FIFO is
+  // an error, never a reload that hangs or eats the memory.
+  constexpr std::uint64_t kMaxWebConfigBytes = 1ull << 20;
+  util::FileRead file = util::read_bounded_file(path, kMaxWebConfigBytes, "web config files");
+  if (file.problem == util::FileProblem::missing)
+    throw config::ConfigError(path, 0, 0, "cannot read the web config file");
+  if (!file.ok())
+    throw config::ConfigError(path, 0, 0, "cannot read the web config file: " + file.error);
   const auto dir = std::filesystem::path(path).parent_path().string();
-  return parse_web_config(text.str(), path, dir);
+  return parse_web_config(file.content, path, dir);
 }
 
 }  // namespace lse::web

@@ -190,6 +190,11 @@ def substitute(expr, dash, concrete=None):
     return lib.substitute_variables(expr, dash)
 
 
+def is_flag(expr):
+    """A query that shows a series only while a condition holds (no data is healthy)."""
+    return 'le!="+Inf"' in expr
+
+
 def collect(core_titles):
     """Every expression to evaluate, as dicts: where, expr (as written), q (variables
     substituted), dash, core (must return data), range (graph panel), rule (a rule's
@@ -204,7 +209,11 @@ def collect(core_titles):
                           "q": lib.substitute_variables(expr, dash),
                           # variable queries always have data (the "All" value of `cluster`
                           # without a cluster label is one series without it)
-                          "core": title in core_titles or title is None,
+                          # flag queries show a series only while what they flag
+                          # holds (the gap panels' "every gap under the first
+                          # bucket", which reads the finite buckets le!="+Inf"):
+                          # evaluated, but not required to return data
+                          "core": (title in core_titles or title is None) and not is_flag(expr),
                           "range": is_range, "rule": False,
                           "recorded": sorted(lib.metric_names(expr) & recorded)})
     for r in lib.rules():

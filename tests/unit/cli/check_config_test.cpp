@@ -9,12 +9,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "../util/within_deadline.hpp"
 #include "cli/check_config_command.hpp"
 
 namespace lse::cli {
@@ -61,20 +63,20 @@ TEST(CheckConfig, SummaryLineSaysOneTargetNotOneTargetsAndCountsEverySeries) {
   c.prompts["p"] = {"p", "hi", "inline"};
   c.targets = {target(api::Dialect::openai_chat, "http://h")};
   c.targets[0].prompts = {"p"};
-  // One series set (282 + 6 finish reasons), 3 per target, 4 of the
+  // One series set (282 + 6 finish reasons), 3 per target, 6 of the
   // exporter's own and 6 process_*.
-  EXPECT_EQ(summary_line("f.yaml", c), "f.yaml: ok (1 target, 1 prompt, 301 series)");
+  EXPECT_EQ(summary_line("f.yaml", c), "f.yaml: ok (1 target, 1 prompt, 303 series)");
   c.prompts["q"] = {"q", "ho", "inline"};
   c.targets.push_back(c.targets[0]);
   c.targets[1].prompts = {"p", "q"};
-  EXPECT_EQ(summary_line("f.yaml", c), "f.yaml: ok (2 targets, 2 prompts, 880 series)");
+  EXPECT_EQ(summary_line("f.yaml", c), "f.yaml: ok (2 targets, 2 prompts, 882 series)");
   // The number is config::series_count's: the metrics section moves it.
   c.metrics.per_prompt = false;
   c.metrics.phases = config::PhaseSeries::off;
   EXPECT_EQ(summary_line("f.yaml", c), fmt::format("f.yaml: ok (2 targets, 2 prompts, {} series)",
                                                    config::series_count(c).at_most));
   for (int i = 0; i < 10; ++i) c.targets.push_back(c.targets[0]);
-  EXPECT_EQ(summary_line("f.yaml", c), "f.yaml: ok (12 targets, 2 prompts, 2,278 series)");
+  EXPECT_EQ(summary_line("f.yaml", c), "f.yaml: ok (12 targets, 2 prompts, 2,280 series)");
 }
 
 TEST(CheckConfigOptions, FileAndNoEnvCheckFromTheCommandLine) {
@@ -153,7 +155,7 @@ TEST(CheckConfig, WarningsGoToStderrAndDoNotFail) {
                         0),
             0u)
       << c.err;
-  EXPECT_EQ(c.out.rfind(cfg.path() + ": ok (1 target, 1 prompt, 301 series)\n", 0), 0u) << c.out;
+  EXPECT_EQ(c.out.rfind(cfg.path() + ": ok (1 target, 1 prompt, 303 series)\n", 0), 0u) << c.out;
 }
 
 TEST(CheckConfig, NoEnvCheckListsSecretsAsNotChecked) {
@@ -180,6 +182,24 @@ TEST(CheckConfig, NoEnvCheckListsSecretsAsNotChecked) {
                                           "file '/run/absent/key'\n"),
             std::string::npos)
       << lenient.out;
+}
+
+// A prompt file on /dev/zero once made check-config read until memory ran
+// out: now it is refused at once, at the file: value, without being read.
+TEST(CheckConfig, APromptFileOnDevZeroFailsAtOnce) {
+  TempConfig cfg(
+      "listen: 127.0.0.1:0\nprompts: {p: {file: /dev/zero}}\n"
+      "targets: [{name: a, url: 'http://h', model: m}]\n");
+  const auto start = std::chrono::steady_clock::now();
+  const auto got = lse::test::within_deadline(std::chrono::seconds(10), [&] {
+    const Checked c = check(cfg.path());
+    return std::to_string(c.exit_code) + "|" + c.out + "|" + c.err;
+  });
+  ASSERT_TRUE(got.has_value()) << "check-config did not end within 10s";
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  EXPECT_EQ(*got, "2||" + cfg.path() +
+                      ":2:21: prompts.p.file: cannot read '/dev/zero': is not a regular file "
+                      "(character device)\n1 error\n");
 }
 
 TEST(CheckConfig, ListenAddressInUseFailsTheCheck) {

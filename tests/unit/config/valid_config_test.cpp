@@ -2,6 +2,7 @@
 // and per-target overrides, durations, secrets from env and files, body typing
 // and key order, default prompts, and the shipped config/example.yaml.
 #include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
 
 #include <filesystem>
 
@@ -65,6 +66,12 @@ TEST_F(ValidConfig, TopLevelSections) {
   EXPECT_EQ(c.diagnosis.min_probes, 10);
   EXPECT_EQ(c.diagnosis.burst_chunks, 4);
   EXPECT_DOUBLE_EQ(c.diagnosis.release_share, 0.75);
+
+  EXPECT_EQ(c.web.max_connections, 100u);
+  EXPECT_EQ(c.web.max_connections_per_address, 10u);
+  EXPECT_EQ(c.web.header_timeout, 2500ms);
+  EXPECT_EQ(c.web.idle_timeout, 1min);
+  EXPECT_EQ(c.web.write_timeout, 15s);
 }
 
 TEST_F(ValidConfig, PromptsInlineFileAndBlock) {
@@ -245,6 +252,31 @@ TEST_F(ValidConfig, MinimalUsesBuiltInDefaultsAndDefaultPrompts) {
   EXPECT_EQ(t.prompts, (std::vector<std::string>{"long", "medium", "short"}));
   EXPECT_EQ(c.rows.path, "");
   EXPECT_EQ(c.diagnosis.min_probes, DiagnosisThresholds{}.min_probes);
+  EXPECT_EQ(c.web, Web{});
+  EXPECT_EQ(c.web.max_connections, 64u);
+  EXPECT_EQ(c.web.max_connections_per_address, 32u);
+  EXPECT_EQ(c.web.header_timeout, 5s);
+  EXPECT_EQ(c.web.idle_timeout, 30s);
+  EXPECT_EQ(c.web.write_timeout, 30s);
+}
+
+// A lower total cap brings the unset per-address cap down with it, so the
+// effective values (and the /config dump of them) are valid themselves.
+TEST_F(ValidConfig, WebPerAddressCapFollowsALowerTotalCap) {
+  const std::string head =
+      "listen: 127.0.0.1:0\nprompts: {p: {text: hi}}\n"
+      "targets: [{name: a, url: 'http://h', model: m, prompts: [p]}]\n";
+  Config c = parse(head + "web: {max_connections: 8}\n", "f.yaml", "");
+  EXPECT_EQ(c.web.max_connections, 8u);
+  EXPECT_EQ(c.web.max_connections_per_address, 8u);
+  c = parse(head + "web: {max_connections: 8, max_connections_per_address: 3}\n", "f.yaml", "");
+  EXPECT_EQ(c.web.max_connections_per_address, 3u);
+  // The dump's web: section reads back as the same values.
+  YAML::Node dumped = YAML::Load(dump_redacted(c))["web"];
+  dumped.SetStyle(YAML::EmitterStyle::Flow);
+  YAML::Emitter web;
+  web << dumped;
+  EXPECT_EQ(parse(head + "web: " + web.c_str() + "\n", "f.yaml", "").web, c.web) << web.c_str();
 }
 
 TEST_F(ValidConfig, DefaultPromptsMissingIsAnError) {

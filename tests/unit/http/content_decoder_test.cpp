@@ -7,7 +7,9 @@
 
 #include <string>
 
+using lse::http::Decoded;
 using lse::http::make_content_decoder;
+constexpr std::size_t kNoCap = static_cast<std::size_t>(-1);
 
 namespace {
 
@@ -49,7 +51,8 @@ void expect_roundtrip(const char* encoding, const std::string& compressed,
     ASSERT_TRUE(dec);
     std::string out;
     for (std::size_t i = 0; i < compressed.size(); i += piece)
-      ASSERT_TRUE(dec->decode(std::string_view(compressed).substr(i, piece), out));
+      ASSERT_EQ(dec->decode(std::string_view(compressed).substr(i, piece), out, kNoCap),
+                Decoded::ok);
     EXPECT_EQ(out, plain) << encoding << " piece " << piece;
   }
 }
@@ -75,7 +78,8 @@ TEST(ContentDecoder, CorruptGzipIsAnError) {
   auto dec = make_content_decoder("gzip");
   std::string out;
   std::string junk(100, 'x');
-  EXPECT_FALSE(dec->decode(junk, out));
+  EXPECT_EQ(dec->decode(junk, out, kNoCap), Decoded::corrupt);
+  EXPECT_EQ(dec->decode(junk, out, kNoCap), Decoded::corrupt) << "stays failed";
 }
 
 TEST(ContentDecoder, PartialInputProducesWhatIsDecodable) {
@@ -97,8 +101,41 @@ TEST(ContentDecoder, PartialInputProducesWhatIsDecodable) {
   deflateEnd(&z);
   auto dec = make_content_decoder("gzip");
   std::string out;
-  ASSERT_TRUE(dec->decode(pa, out));
+  ASSERT_EQ(dec->decode(pa, out, kNoCap), Decoded::ok);
   EXPECT_EQ(out, a);
-  ASSERT_TRUE(dec->decode(pb, out));
+  ASSERT_EQ(dec->decode(pb, out, kNoCap), Decoded::ok);
   EXPECT_EQ(out, a + b);
+}
+
+// A compression bomb stops at the cap, a few 16 KiB pieces past it at most,
+// instead of decoding the whole of it into memory: 64 MiB of zeros (gzip
+// ~1000:1, brotli far more) with a 1 MiB cap.
+TEST(ContentDecoder, ABombStopsAtTheCapAndStaysStopped) {
+  const std::string plain(64u << 20, '\0');
+  const std::size_t cap = 1u << 20;
+  for (const char* encoding : {"gzip", "br"}) {
+    const std::string bomb =
+        std::string(encoding) == "gzip" ? zlib_compress(plain, 15 + 16) : brotli_compress(plain);
+    ASSERT_LT(bomb.size(), 128u << 10) << encoding;
+    auto dec = make_content_decoder(encoding);
+    std::string out;
+    EXPECT_EQ(dec->decode(bomb, out, cap), Decoded::too_large) << encoding;
+    EXPECT_GT(out.size(), cap) << encoding;
+    EXPECT_LE(out.size(), cap + 64 * 1024) << encoding;
+    EXPECT_EQ(dec->decode("x", out, cap), Decoded::too_large) << encoding << ": stays stopped";
+  }
+}
+
+// Under the cap the same stream decodes whole: the cap counts what `out`
+// already holds, so a caller can cap one read's output across calls.
+TEST(ContentDecoder, TheCapCountsWhatOutAlreadyHolds) {
+  const std::string plain(256u << 10, 'a');
+  const std::string gz = zlib_compress(plain, 15 + 16);
+  auto dec = make_content_decoder("gzip");
+  std::string out(100u << 10, 'x');
+  EXPECT_EQ(dec->decode(gz, out, 300u << 10), Decoded::too_large);
+  auto again = make_content_decoder("gzip");
+  std::string fresh;
+  EXPECT_EQ(again->decode(gz, fresh, 300u << 10), Decoded::ok);
+  EXPECT_EQ(fresh, plain);
 }

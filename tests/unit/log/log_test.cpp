@@ -3,9 +3,15 @@
 #include "log/log.hpp"
 
 #include <gtest/gtest.h>
+#include <spdlog/formatter.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <memory>
+#include <sstream>
 #include <string>
 
 namespace lse::log {
@@ -78,6 +84,68 @@ TEST(LogEvent, UpstreamTextCannotBreakJson) {
   EXPECT_EQ(event.find('\n'), std::string::npos);
   EXPECT_EQ(event.find('\x1b'), std::string::npos);
   EXPECT_EQ(event.rfind(R"("msg":"m\"sg","detail":"boom\nts=)", 0), 0u);
+}
+
+// What an SSE `event: error` of a hostile upstream carries as its message.
+const std::string kSseErrorMessage =
+    "overloaded\nts=2024-01-01T00:00:00.000Z level=error msg=\"FORGED\" \x1b[31mred\x1b[0m";
+
+// The formatter cli/logging.cpp installs: ts and level before the event.
+class LineFormatter final : public spdlog::formatter {
+ public:
+  explicit LineFormatter(Format format) : format_(format) {}
+  void format(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) override {
+    const std::string line = render_line(format_, Level::warn, msg.time,
+                                         std::string_view(msg.payload.data(), msg.payload.size()));
+    dest.append(line.data(), line.data() + line.size());
+  }
+  std::unique_ptr<spdlog::formatter> clone() const override {
+    return std::make_unique<LineFormatter>(format_);
+  }
+
+ private:
+  Format format_;
+};
+
+// The whole path of a failed probe's detail: log::warn -> spdlog -> stderr's bytes.
+std::string logged(Format format, const std::string& detail) {
+  std::ostringstream out;
+  auto logger = std::make_shared<spdlog::logger>(
+      "log_test", std::make_shared<spdlog::sinks::ostream_sink_st>(out));
+  logger->set_formatter(std::make_unique<LineFormatter>(format));
+  const auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(logger);
+  configure(format, Level::info);
+  warn("probe failed", {{"target", "gw"}, {"reason", "upstream_error"}, {"detail", detail}});
+  spdlog::set_default_logger(previous);
+  configure(Format::logfmt, Level::info);
+  return out.str();
+}
+
+TEST(LogWrite, AnUpstreamErrorMessageIsOneEscapedLogfmtLine) {
+  const std::string out = logged(Format::logfmt, kSseErrorMessage);
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
+  EXPECT_EQ(out.find('\x1b'), std::string::npos) << out;
+  // After the line's own ts and level, the event with the message as one quoted value.
+  const std::string event =
+      R"(level=warn msg="probe failed" target=gw reason=upstream_error detail="overloaded\nts=)"
+      R"(2024-01-01T00:00:00.000Z level=error msg=\"FORGED\" \u001b[31mred\u001b[0m")"
+      "\n";
+  ASSERT_EQ(out.rfind("ts=", 0), 0u) << out;
+  EXPECT_EQ(out.substr(out.find(' ') + 1), event);
+}
+
+TEST(LogWrite, AnUpstreamErrorMessageIsOneEscapedJsonLine) {
+  const std::string out = logged(Format::json, kSseErrorMessage);
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
+  EXPECT_EQ(out.find('\x1b'), std::string::npos) << out;
+  const std::string members =
+      R"("level":"warn","msg":"probe failed","target":"gw","reason":"upstream_error",)"
+      R"("detail":"overloaded\nts=2024-01-01T00:00:00.000Z level=error msg=\"FORGED\" )"
+      R"(\u001b[31mred\u001b[0m"})"
+      "\n";
+  ASSERT_EQ(out.rfind(R"({"ts":")", 0), 0u) << out;
+  EXPECT_EQ(out.substr(out.find(',') + 1), members);
 }
 
 TEST(LogEvent, LongValuesAreCutAndMarked) {

@@ -56,6 +56,24 @@ TEST_F(MetricsTest, BuildInfoAndReloadGauges) {
   EXPECT_EQ(e.type["llm_stream_exporter_build_info"], "gauge");
 }
 
+// Both results exist at zero from the start, and only reload attempts
+// count (the startup load's set_reload_result does not).
+TEST_F(MetricsTest, ReloadsAreCountedByResult) {
+  constexpr const char* kReloads = "llm_stream_exporter_config_reloads_total";
+  metrics.set_reload_result(true, 1);
+  auto e = scrape();
+  EXPECT_EQ(e.type[kReloads], "counter");
+  EXPECT_EQ(value_of(e, kReloads, {{"result", "success"}}), 0.0);
+  EXPECT_EQ(value_of(e, kReloads, {{"result", "failure"}}), 0.0);
+  metrics.count_reload(true);
+  metrics.count_reload(false);
+  metrics.count_reload(false);
+  e = scrape();
+  EXPECT_EQ(value_of(e, kReloads, {{"result", "success"}}), 1.0);
+  EXPECT_EQ(value_of(e, kReloads, {{"result", "failure"}}), 2.0);
+  EXPECT_EQ(count_samples(e, kReloads), 2u);
+}
+
 TEST_F(MetricsTest, EveryConfiguredSeriesExistsAtZeroBeforeAnyProbe) {
   auto t = make_target("openai", "gpt-4o-mini", {"short", "long"});
   t.stall_threshold = std::chrono::milliseconds(300);
@@ -524,6 +542,7 @@ TEST_F(MetricsTest, RowWriteErrorsCountFromZero) {
 
 TEST_F(MetricsTest, RenderOfTenTargetsByThreePromptsIsWellFormed) {
   std::vector<config::Target> targets;
+  targets.reserve(10);
   for (int i = 0; i < 10; ++i)
     targets.push_back(make_target("target-" + std::to_string(i),
                                   "model \"q\"\\" + std::to_string(i),
@@ -555,7 +574,8 @@ TEST_F(MetricsTest, RenderOfTenTargetsByThreePromptsIsWellFormed) {
       ++samples;
     }
   }
-  EXPECT_EQ(families.size(), 35u);  // 25 + row_write_errors_total + target_info + 6 process_*
+  // 25 + row_write_errors_total + config_reloads_total + target_info + 6 process_*
+  EXPECT_EQ(families.size(), 36u);
   auto e = parse_exposition(text);
   EXPECT_TRUE(e.bad_lines.empty());
   EXPECT_EQ(e.samples.size(), samples);
@@ -574,6 +594,7 @@ TEST_F(MetricsTest, ConcurrentRecordRenderAndReload) {
   metrics.apply_config(full);
   std::atomic<bool> done{false};
   std::vector<std::thread> threads;
+  threads.reserve(3);
   for (int i = 0; i < 3; ++i)
     threads.emplace_back([&, i] {
       auto r = success(i == 2 ? "u" : "t", "m", i == 1 ? "b" : "a");

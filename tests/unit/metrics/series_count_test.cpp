@@ -106,7 +106,7 @@ TEST(SeriesCount, FollowsAReloadThatChangesLabelsPhasesAndPerPrompt) {
   EXPECT_EQ(rendered_series(m), config::series_count(c).at_start);
 }
 
-// One target with one prompt costs the exporter's own series (4 + 6
+// One target with one prompt costs the exporter's own series (6 + 6
 // process_*) once; every further target×prompt costs what this adds.
 config::SeriesCount per_target_prompt(const config::Config& base) {
   auto one = base;
@@ -129,14 +129,15 @@ TEST(SeriesCount, FiguresPerTargetAndPrompt) {
   c.metrics.phases = config::PhaseSeries::off;
   EXPECT_EQ(per_target_prompt(c).at_most, 189u);
   c.metrics.phases = config::PhaseSeries::histogram;
-  // The exporter's own: reload gauges, row write errors, build info, process_*.
+  // The exporter's own: reload gauges, reloads by result (2), row write errors,
+  // build info, process_*.
   auto none = c;
-  EXPECT_EQ(config::series_count(none).at_most, 4u + kProcessSeries);
+  EXPECT_EQ(config::series_count(none).at_most, 6u + kProcessSeries);
 
   // per_prompt: false: a target costs one set however many prompts it has.
   c.metrics.per_prompt = false;
   c.targets = {make_target("t", "m", {"a", "b", "c"})};
-  EXPECT_EQ(config::series_count(c).at_most, 291u + 4u + kProcessSeries);
+  EXPECT_EQ(config::series_count(c).at_most, 291u + 6u + kProcessSeries);
 }
 
 TEST(SeriesCount, ThousandsAreGrouped) {

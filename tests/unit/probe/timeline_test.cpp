@@ -9,7 +9,7 @@ using std::chrono::milliseconds;
 
 namespace {
 
-Timeline planted(std::vector<int> gaps_ms, int ttft_ms, int tail_ms) {
+Timeline planted(const std::vector<int>& gaps_ms, int ttft_ms, int tail_ms) {
   Timeline t;
   t.start = TimePoint{} + std::chrono::seconds(100);
   t.resolved = t.start + milliseconds(2);
@@ -190,4 +190,79 @@ TEST(Timeline, AllAtOnceAnswerIsCoalescedWithoutStalls) {
   summarize(planted(gaps, 2000, 1), 0.25, r);
   EXPECT_EQ(r.coalesced_chunks, 19u);
   EXPECT_TRUE(r.stall_details.empty());
+}
+
+// --- the clock's own consistency ----------------------------------------------------
+
+TEST(Timeline, ASoundTimelineHasNoClockViolation) {
+  EXPECT_EQ(clock_violation(planted({20, 300, 20}, 150, 7)), std::nullopt);
+  Timeline reused = planted({20}, 80, 0);  // a pooled connection: no connection phases
+  reused.resolved.reset();
+  reused.connected.reset();
+  reused.tls_done.reset();
+  EXPECT_EQ(clock_violation(reused), std::nullopt);
+  Timeline coalesced = planted({0, 0}, 80, 0);  // one read: equal instants are causal
+  EXPECT_EQ(clock_violation(coalesced), std::nullopt);
+}
+
+TEST(Timeline, ClockViolationsNameTheInstant) {
+  Timeline unset = planted({20, 20}, 150, 7);
+  unset.content_arrivals[0] = TimePoint{};  // a content chunk recorded with no stamp
+  EXPECT_EQ(clock_violation(unset), "content chunk 1 stamped before the probe started");
+
+  Timeline backwards = planted({20, 20}, 150, 7);
+  backwards.content_arrivals[2] = backwards.content_arrivals[1] - milliseconds(1);
+  EXPECT_EQ(clock_violation(backwards), "content chunk 3 stamped before the chunk before it");
+
+  Timeline early_headers = planted({20}, 150, 7);
+  early_headers.headers = early_headers.start - milliseconds(5);
+  EXPECT_EQ(clock_violation(early_headers), "headers stamped before the probe started");
+
+  Timeline early_end = planted({20}, 150, 7);
+  early_end.end = early_end.content_arrivals.back() - milliseconds(1);
+  EXPECT_EQ(clock_violation(early_end), "end of stream stamped before the last content chunk");
+
+  Timeline no_start = planted({20}, 150, 7);
+  no_start.start = TimePoint{};
+  EXPECT_EQ(clock_violation(no_start), "the probe's start was never stamped");
+}
+
+TEST(Timeline, SummarizeProbeOfASoundTimelineIsSummarize) {
+  const Timeline t = planted({20, 300, 20}, 150, 7);
+  ProbeResult plain, checked;
+  plain.ok = checked.ok = true;
+  summarize(t, 0.25, plain);
+  summarize_probe(t, 0.25, *t.end + milliseconds(1), checked);
+  EXPECT_TRUE(checked.ok);
+  EXPECT_EQ(checked.ttft, plain.ttft);
+  EXPECT_EQ(checked.gaps, plain.gaps);
+  EXPECT_EQ(checked.duration, plain.duration);
+  EXPECT_EQ(checked.phases, plain.phases);
+}
+
+// The old bug: content recorded with an unset stamp gave TTFT = −uptime.
+// Debug builds stop at the assertion; release builds fail the probe
+// `protocol` and keep no time but the duration up to `now`.
+TEST(Timeline, SummarizeProbeOfAViolationRecordsNoNegativeTime) {
+  Timeline t = planted({20, 20}, 150, 7);
+  t.content_arrivals[0] = TimePoint{};
+  const TimePoint now = t.start + milliseconds(400);
+  ProbeResult r;
+  r.ok = true;
+  EXPECT_DEBUG_DEATH(summarize_probe(t, 0.25, now, r), "causal clock");
+#ifdef NDEBUG
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.reason, FailureReason::protocol);
+  EXPECT_EQ(r.error_detail,
+            "internal clock error: content chunk 1 stamped before the probe started; no time of "
+            "this probe is recorded");
+  EXPECT_FALSE(r.ttft);
+  EXPECT_FALSE(r.tail);
+  EXPECT_TRUE(r.gaps.empty());
+  EXPECT_FALSE(r.gap_max);
+  EXPECT_EQ(r.stalls, 0u);
+  for (const auto& phase : r.phases) EXPECT_FALSE(phase);
+  EXPECT_DOUBLE_EQ(r.duration, 0.400);
+  EXPECT_EQ(r.chunks, 3u);
+#endif
 }

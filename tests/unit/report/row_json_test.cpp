@@ -39,6 +39,7 @@ probe::ProbeResult full_result() {
   r.http_version = "1.1";
   r.content_encoding = "gzip";
   r.coalesced_chunks = 1;
+  r.interim_responses = 2;
   r.stall_details = {{4, 0.3004, 1}};
   return r;
 }
@@ -54,7 +55,8 @@ TEST(RowJson, ExactRowForAKnownProbe) {
       R"("request":0.100,"headers":300.000,"first_token":123.457},)"
       R"("usage":{"prompt_tokens":14,"completion_tokens":9},"server_ms":null,"finish_reason":"stop",)"
       R"("gaps_ms":[0.000,21.000,300.400,45.500],"host":"probe-1","error":null,)"
-      R"("content_encoding":"gzip","http_version":"1.1","via_proxy":false,"coalesced_chunks":1,)"
+      R"("content_encoding":"gzip","http_version":"1.1","interim_responses":2,"via_proxy":false,)"
+      R"("coalesced_chunks":1,)"
       R"("stalls_detail":[{"at_chunk":4,"gap_ms":300.400,"released_chunks":1}]})");
 }
 
@@ -75,7 +77,8 @@ TEST(RowJson, MissingValuesAreNull) {
       R"("stalls":0,"gap_p50_ms":null,"gap_p95_ms":null,"gap_max_ms":null,)"
       R"("phases_ms":{"resolve":1.000},"usage":null,"server_ms":null,"finish_reason":null,"gaps_ms":[],)"
       R"("host":null,"error":"connect 10.0.0.7:443: Connection refused","content_encoding":null,)"
-      R"("http_version":null,"via_proxy":true,"coalesced_chunks":0,"stalls_detail":[]})");
+      R"("http_version":null,"interim_responses":0,"via_proxy":true,"coalesced_chunks":0,)"
+      R"("stalls_detail":[]})");
 }
 
 TEST(RowJson, IdReadsBackAndRowsWithoutOneAreStillRows) {
@@ -92,6 +95,21 @@ TEST(RowJson, IdReadsBackAndRowsWithoutOneAreStillRows) {
   EXPECT_EQ(null_id->id, "");
   EXPECT_FALSE(parse_row_json(R"({"ts":1,"id":7,"target":"t","ok":true})", &error));
   EXPECT_NE(error.find("\"id\""), std::string::npos) << error;
+}
+
+TEST(RowJson, InterimResponsesReadBackAndOlderRowsHaveNone) {
+  auto r = full_result();
+  r.interim_responses = 3;
+  std::string error;
+  auto back = parse_row_json(to_row_json(r), &error);
+  ASSERT_TRUE(back) << error;
+  EXPECT_EQ(back->interim_responses, 3u);
+  // Rows written before the field existed read as no interim response.
+  auto old = parse_row_json(R"({"ts":1,"target":"t","ok":true})", &error);
+  ASSERT_TRUE(old) << error;
+  EXPECT_EQ(old->interim_responses, 0u);
+  EXPECT_FALSE(parse_row_json(R"({"ts":1,"target":"t","ok":true,"interim_responses":-1})", &error));
+  EXPECT_NE(error.find("\"interim_responses\""), std::string::npos) << error;
 }
 
 TEST(RowJson, PartialUsageKeepsTheKnownHalf) {
@@ -142,6 +160,7 @@ void expect_same_row(const probe::ProbeResult& a, const probe::ProbeResult& b) {
   EXPECT_EQ(a.http_version, b.http_version);
   EXPECT_EQ(a.via_proxy, b.via_proxy);
   EXPECT_EQ(a.coalesced_chunks, b.coalesced_chunks);
+  EXPECT_EQ(a.interim_responses, b.interim_responses);
   ASSERT_EQ(a.stall_details.size(), b.stall_details.size());
   for (std::size_t i = 0; i < a.stall_details.size(); ++i) {
     EXPECT_EQ(a.stall_details[i].at_chunk, b.stall_details[i].at_chunk);
@@ -274,6 +293,39 @@ TEST(RowJson, MalformedLinesAreRejectedWithAMessage) {
   }
   // The error out-parameter is optional.
   EXPECT_FALSE(parse_row_json("{", nullptr));
+}
+
+// Found by rows_fuzz (tests/fuzz/findings/rows_fuzz-stall-detail-without-at-chunk):
+// a stall without its place or length was read as at_chunk 0, which the
+// reader itself refuses when the row is written and read again.
+TEST(RowJson, AStallDetailNeedsItsPlaceAndItsLength) {
+  for (const char* detail : {R"({"gap_ms":300})", R"({"at_chunk":3})", R"({})"}) {
+    const std::string line =
+        std::string(R"({"ts":1,"target":"t","ok":true,"stalls_detail":[)") + detail + "]}";
+    std::string error;
+    EXPECT_FALSE(parse_row_json(line, &error)) << line;
+    EXPECT_NE(error.find("at_chunk and gap_ms"), std::string::npos) << error;
+  }
+  const auto row = parse_row_json(
+      R"({"ts":1,"target":"t","ok":true,"stalls_detail":[{"at_chunk":3,"gap_ms":300}]})", nullptr);
+  ASSERT_TRUE(row);
+  EXPECT_TRUE(parse_row_json(to_row_json(*row), nullptr)) << to_row_json(*row);
+}
+
+// Found by rows_fuzz (rows_fuzz-error-echoes-line-breaks): the reasons
+// quote the row's text escaped and cut, so a line break or a terminal
+// escape in a rows file never reaches compare's or report's output raw.
+TEST(RowJson, ReasonsQuoteTheRowsTextEscapedAndCut) {
+  const std::string forged = "x\\nts=1 level=error msg=FORGED \\u001b[31m \x7f";
+  for (const std::string& line :
+       {R"({"ts":1,"target":"t","ok":false,"reason":")" + forged + R"("})",
+        R"({"ts":1,"target":"t","ok":true,"phases_ms":{")" + forged + R"(":1}})",
+        R"({"ts":1,"target":"t","ok":false,"reason":")" + std::string(500, 'r') + R"("})"}) {
+    std::string error;
+    EXPECT_FALSE(parse_row_json(line, &error));
+    EXPECT_EQ(error.find_first_of(std::string("\n\r\x1b\x7f", 4)), std::string::npos) << error;
+    EXPECT_LT(error.size(), 140u) << error;
+  }
 }
 
 }  // namespace

@@ -2,18 +2,28 @@
 // config and flips the reload gauge to 0; a good one swaps and records the
 // time; a part that fails late rolls back the parts already switched. The
 // service listens on 127.0.0.1:0 and probes a closed port, so no test needs
-// a fixed port or a real upstream.
+// a fixed port or a real upstream. A reload moves the listener when
+// `listen:` changes, applies `web:` limits, and counts itself by result.
 #include "service/service.hpp"
 
 #include <gtest/gtest.h>
 
-#include <stdlib.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <cerrno>
+#include <chrono>
+#include <cstdlib>
 #include <cstring>
 
+#include <utility>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
+#include <thread>
 
 #include "../metrics/exposition.hpp"
 #include "util/wall_clock.hpp"
@@ -29,14 +39,62 @@ using lse::testing::value_of;
 constexpr const char* kReloadOk = "llm_stream_exporter_config_last_reload_successful";
 constexpr const char* kReloadTime =
     "llm_stream_exporter_config_last_reload_success_timestamp_seconds";
+constexpr const char* kReloads = "llm_stream_exporter_config_reloads_total";
+
+// A TCP socket on 127.0.0.1: listening on a free port (the port is taken
+// while it lives), or connected to `port`.
+class Socket {
+ public:
+  static Socket listening() {
+    Socket s;
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    if (::bind(s.fd_, reinterpret_cast<sockaddr*>(&a), len) != 0 || ::listen(s.fd_, 1) != 0 ||
+        ::getsockname(s.fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0)
+      ADD_FAILURE() << "listen: " << std::strerror(errno);
+    s.port_ = ntohs(a.sin_port);
+    return s;
+  }
+  // nullopt when the connection is refused.
+  static std::optional<Socket> connected(unsigned short port) {
+    Socket s;
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(port);
+    if (::connect(s.fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) return std::nullopt;
+    return s;
+  }
+  Socket(Socket&& o) noexcept : fd_(std::exchange(o.fd_, -1)), port_(o.port_) {}
+  Socket& operator=(Socket&&) = delete;
+  ~Socket() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  unsigned short port() const { return port_; }
+  // True when the peer closes within `wait` (having sent nothing).
+  bool closed_within(std::chrono::milliseconds wait) {
+    pollfd p{fd_, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(wait.count())) != 1) return false;
+    char c = 0;
+    return ::recv(fd_, &c, 1, 0) <= 0;
+  }
+
+ private:
+  Socket() : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {}
+  int fd_;
+  unsigned short port_ = 0;
+};
 
 std::string target_yaml(const std::string& name, const std::string& extra = "") {
   return "  - name: " + name + "\n    url: http://127.0.0.1:1/v1\n    model: m\n" +
          "    prompts: [short]\n" + extra;
 }
 
-std::string config_yaml(const std::string& targets, const std::string& top = "") {
-  return "listen: \"127.0.0.1:0\"\n"
+std::string config_yaml(const std::string& targets, const std::string& top = "",
+                        const std::string& listen = "127.0.0.1:0") {
+  return "listen: \"" + listen + "\"\n" +
          "defaults: {interval: 60s, jitter: 0, warmup: 0}\n"
          "prompts:\n  short: {text: \"hi\"}\n" +
          top + "targets:\n" + targets;
@@ -134,6 +192,87 @@ TEST_F(ServiceReload, SchedulerFailureRollsBackRowsAndMetrics) {
   EXPECT_EQ(svc->rows().capacity(), 1000u);      // rows rolled back
   EXPECT_EQ(svc->config()->targets.size(), 1u);  // snapshot kept
   EXPECT_TRUE(has_target("alpha"));
+}
+
+}  // namespace
+}  // namespace lse::service
+
+namespace lse::service {
+namespace {
+
+TEST_F(ServiceReload, ReloadsAreCountedByResult) {
+  // The startup load is not a reload.
+  EXPECT_EQ(value_of(scrape(), kReloads, {{"result", "success"}}), 0.0);
+  EXPECT_EQ(value_of(scrape(), kReloads, {{"result", "failure"}}), 0.0);
+  write("targets: [ {name: broken\n");
+  EXPECT_FALSE(svc->reload().ok);
+  write(config_yaml(target_yaml("alpha") + target_yaml("beta")));
+  EXPECT_TRUE(svc->reload().ok);
+  EXPECT_TRUE(svc->reload().ok);
+  EXPECT_EQ(value_of(scrape(), kReloads, {{"result", "success"}}), 2.0);
+  EXPECT_EQ(value_of(scrape(), kReloads, {{"result", "failure"}}), 1.0);
+}
+
+// A changed listen: moves the listener: the new address answers, the old
+// one stops accepting, the config and listen_address() say the new one.
+TEST_F(ServiceReload, AChangedListenMovesTheListener) {
+  const unsigned short old_port = svc->port();
+  unsigned short new_port = 0;
+  {
+    const Socket probe = Socket::listening();
+    new_port = probe.port();
+  }  // free again
+  const std::string to = "127.0.0.1:" + std::to_string(new_port);
+  write(config_yaml(target_yaml("alpha"), "", to));
+  auto r = svc->reload();
+  ASSERT_TRUE(r.ok) << r.message;
+  EXPECT_EQ(svc->port(), new_port);
+  EXPECT_EQ(svc->listen_address(), to);
+  EXPECT_EQ(svc->config()->listen, to);
+  EXPECT_TRUE(Socket::connected(new_port).has_value());
+  bool old_refused = false;
+  for (int i = 0; i < 100 && !old_refused; ++i) {
+    old_refused = !Socket::connected(old_port).has_value();
+    if (!old_refused) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(old_refused);
+  EXPECT_EQ(value_of(scrape(), kReloads, {{"result", "success"}}), 1.0);
+}
+
+// A new address that cannot be bound fails the reload whole: the other
+// parts roll back, the listener stays, the failure is counted and said.
+TEST_F(ServiceReload, AListenAddressInUseRefusesTheReloadWhole) {
+  const unsigned short port = svc->port();
+  const Socket taken = Socket::listening();
+  const std::string to = "127.0.0.1:" + std::to_string(taken.port());
+  write(config_yaml(target_yaml("alpha") + target_yaml("beta"), "", to));
+  auto r = svc->reload();
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.message.find("listen: cannot move from 127.0.0.1:0 to " + to), std::string::npos)
+      << r.message;
+  EXPECT_NE(r.message.find("still listening on 127.0.0.1:0"), std::string::npos) << r.message;
+  EXPECT_EQ(value_of(scrape(), kReloadOk, {}), 0.0);
+  EXPECT_EQ(value_of(scrape(), kReloads, {{"result", "failure"}}), 1.0);
+  EXPECT_FALSE(has_target("beta"));
+  EXPECT_EQ(svc->config()->listen, "127.0.0.1:0");
+  EXPECT_EQ(svc->listen_address(), "127.0.0.1:0");
+  EXPECT_EQ(svc->port(), port);
+  EXPECT_TRUE(Socket::connected(port).has_value());
+}
+
+// web: limits apply on reload: a shorter header deadline closes a silent
+// connection made after it.
+TEST_F(ServiceReload, WebLimitsApplyOnReload) {
+  write(config_yaml(target_yaml("alpha"), "web: {header_timeout: 200ms}\n"));
+  auto r = svc->reload();
+  ASSERT_TRUE(r.ok) << r.message;
+  EXPECT_EQ(svc->config()->web.header_timeout, std::chrono::milliseconds(200));
+  // The server applies them on its own thread; a connection made a moment
+  // later is under them.
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  auto silent = Socket::connected(svc->port());
+  ASSERT_TRUE(silent.has_value());
+  EXPECT_TRUE(silent->closed_within(std::chrono::seconds(3)));
 }
 
 }  // namespace

@@ -1,0 +1,96 @@
+// secret_values: what a target sends upstream that is a credential, so
+// what an upstream echoes of it can be masked (util/redact.hpp). It judges
+// by the same signs as the /config dump (dump.cpp): the auth secret, headers
+// whose names look sensitive, query values but api-version's, and body
+// values under credential keys.
+#include <algorithm>
+#include <string_view>
+
+#include "config/config.hpp"
+#include "util/text.hpp"
+
+namespace lse::config {
+namespace {
+
+void add(std::vector<std::string>& out, std::string_view value) {
+  if (value.empty()) return;
+  if (std::find(out.begin(), out.end(), value) == out.end()) out.emplace_back(value);
+}
+
+// "Bearer sk-..." is sent whole, but an upstream may echo only the credential.
+void add_header_value(std::vector<std::string>& out, std::string_view value) {
+  add(out, value);
+  for (std::string_view scheme : {"Bearer ", "Basic ", "Token ", "Bot "}) {
+    if (text::istarts_with(value, scheme)) add(out, value.substr(scheme.size()));
+  }
+}
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// %XX and '+' decoded: an upstream may echo the value as it read it.
+std::string url_decoded(std::string_view s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && hex_digit(s[i + 1]) >= 0 && hex_digit(s[i + 2]) >= 0) {
+      out += static_cast<char>(hex_digit(s[i + 1]) * 16 + hex_digit(s[i + 2]));
+      i += 2;
+    } else {
+      out += s[i] == '+' ? ' ' : s[i];
+    }
+  }
+  return out;
+}
+
+// Every query value but api-version's, as the dump masks them (?key=...).
+void add_query_values(std::vector<std::string>& out, std::string_view url) {
+  const auto q = url.find('?');
+  if (q == std::string_view::npos) return;
+  std::string_view rest = url.substr(q + 1);
+  while (!rest.empty()) {
+    const auto amp = rest.find('&');
+    const std::string_view param = rest.substr(0, amp);
+    rest = amp == std::string_view::npos ? std::string_view{} : rest.substr(amp + 1);
+    const auto eq = param.find('=');
+    if (eq == std::string_view::npos || param.substr(0, eq) == "api-version") continue;
+    add(out, param.substr(eq + 1));
+    add(out, url_decoded(param.substr(eq + 1)));
+  }
+}
+
+// Strings under credential keys, at any depth of the body.
+void add_body_values(std::vector<std::string>& out, const json::Value& v, bool credential) {
+  if (const auto* s = std::get_if<std::string>(&v.v)) {
+    if (credential) add(out, *s);
+  } else if (const auto* a = std::get_if<json::Array>(&v.v)) {
+    for (const auto& e : *a) add_body_values(out, e, credential);
+  } else if (const auto* o = std::get_if<json::Object>(&v.v)) {
+    for (const auto& [key, value] : *o)
+      add_body_values(out, value, credential || is_credential_key(key));
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> secret_values(const Target& target) {
+  std::vector<std::string> out;
+  add_header_value(out, target.auth.secret.value);
+  for (const auto& [name, value] : target.headers)
+    if (is_sensitive_header(name)) add_header_value(out, value);
+  add_query_values(out, target.url);
+  add_body_values(out, target.body, false);
+  return out;
+}
+
+std::vector<std::string> secret_values(const Config& config) {
+  std::vector<std::string> out;
+  for (const auto& t : config.targets)
+    for (const auto& s : secret_values(t)) add(out, s);
+  return out;
+}
+
+}  // namespace lse::config
