@@ -36,10 +36,14 @@ class ZlibDecoder final : public ContentDecoder {
   }
 
  private:
+  // Inflates until the input is used up and no output is pending: a full
+  // output buffer means zlib may hold more (a few input bytes can stand for
+  // megabytes), so the loop goes on even when avail_in is already 0.
   Decoded inflate_some(std::string_view in, std::string& out, std::size_t max_out) {
     z_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
     z_.avail_in = static_cast<uInt>(in.size());
-    while (z_.avail_in > 0 && !ended_) {
+    bool output_full = false;
+    while ((z_.avail_in > 0 || output_full) && !ended_) {
       char buf[16384];
       z_.next_out = reinterpret_cast<Bytef*>(buf);
       z_.avail_out = sizeof buf;
@@ -47,10 +51,11 @@ class ZlibDecoder final : public ContentDecoder {
       const std::size_t produced = sizeof buf - z_.avail_out;
       out.append(buf, produced);
       if (out.size() > max_out) return failed_ = Decoded::too_large;
+      output_full = z_.avail_out == 0;
       if (rc == Z_STREAM_END) {
         ended_ = true;
       } else if (rc == Z_BUF_ERROR) {
-        if (produced == 0) break;  // needs more input
+        break;  // no progress possible: needs more input
       } else if (rc != Z_OK) {
         return failed_ = Decoded::corrupt;
       }
