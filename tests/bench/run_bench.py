@@ -2,7 +2,7 @@
 """Fidelity and overhead benchmark of llm-stream-exporter (issue 5): one command.
 
     cmake -S . -B build-bench -DLSE_BUILD_BENCH=ON
-    cmake --build build-bench -j2 --target bench_all bench_probe_driver_proposed
+    cmake --build build-bench -j2 --target bench_all
     python3 tests/bench/run_bench.py --build-dir build-bench        # full table, ~7 min
     python3 tests/bench/run_bench.py --build-dir build-bench --quick  # subset, ~2 min
 
@@ -575,8 +575,7 @@ class Bench:
             url_file = os.path.join(self.workdir, f'{phase}-urls.txt')
             with open(url_file, 'w') as f:
                 f.write(''.join(u + '\n' for _, u in targets))
-            prog = 'bench_probe_driver_proposed' if self.driver == 'proposed' else 'bench_probe_driver'
-            drv = Proc([os.path.join(self.bench_dir, prog), 'streams',
+            drv = Proc([os.path.join(self.bench_dir, 'bench_probe_driver'), 'streams',
                         '--url-list', url_file, '--streams', str(n), '--seconds', f'{seconds:.2f}',
                         '--out', out] + (['--ca-file', self.pki['ca']] if tls else []),
                        os.path.join(self.workdir, f'{phase}-driver.log'), sut=True)
@@ -783,13 +782,19 @@ class Bench:
         up.collect()
 
     # -- allocations on the probe hot path
-    def alloc_probe(self, prog='bench_probe_driver', key='probe_alloc'):
-        if not os.access(os.path.join(self.bench_dir, prog), os.X_OK):
+    def alloc_probe_before(self):
+        if self.args.before_build_dir:
+            self.alloc_probe(os.path.join(self.args.before_build_dir, 'tests', 'bench', 'bench_probe_driver'),
+                             'probe_alloc_before')
+
+    def alloc_probe(self, prog=None, key='probe_alloc'):
+        prog = prog or os.path.join(self.bench_dir, 'bench_probe_driver')
+        if not os.access(prog, os.X_OK):
             return
         up = self.upstream(False)
         phase = self.next_phase()
-        self.log(f'{phase}: allocations per chunk on the probe path ({prog} alloc)')
-        r = subprocess.run([os.path.join(self.bench_dir, prog), 'alloc',
+        self.log(f'{phase}: allocations per chunk on the probe path ({os.path.basename(prog)} alloc, {key})')
+        r = subprocess.run([prog, 'alloc',
                             '--url-short', up.url(f'id={phase}s,ttft=5,gap=2,chunks=50'), '--chunks-short', '50',
                             '--url-long', up.url(f'id={phase}l,ttft=5,gap=2,chunks=250'), '--chunks-long', '250',
                             '--probes', '5'], capture_output=True, text=True, timeout=120)
@@ -799,12 +804,17 @@ class Bench:
             self.note('probe alloc run failed: ' + r.stderr[-500:])
         up.collect()
 
-    # -- the probe path as is vs with tests/bench/proposed/*.patch, same streams, back to back
-    def ab_proposed(self, n, tls):
-        progs = [('as is', 'bench_probe_driver'), ('proposed', 'bench_probe_driver_proposed')]
-        if not all(os.access(os.path.join(self.bench_dir, p), os.X_OK) for _, p in progs):
-            self.note('bench_probe_driver_proposed not built (cmake --build ... --target '
-                      'bench_probe_driver_proposed): no before/after figures for the proposed patches')
+    # -- the probe path of another build (--before-build-dir, e.g. main before a change) vs
+    #    this one: same streams, back to back, so a change lands with its before/after figures
+    def ab_builds(self, n, tls):
+        before = self.args.before_build_dir
+        if not before:
+            self.note('no --before-build-dir: no before/after figures of the probe path')
+            return
+        progs = [('before', os.path.join(before, 'tests', 'bench', 'bench_probe_driver')),
+                 ('after', os.path.join(self.bench_dir, 'bench_probe_driver'))]
+        if not all(os.access(p, os.X_OK) for _, p in progs):
+            self.note(f'bench_probe_driver missing in {before} or {self.build}: no before/after figures')
             return
         chunks, rounds = self.shape()
         seconds = 2 * (stream_seconds(chunks) + 0.1) + 0.5
@@ -818,7 +828,7 @@ class Bench:
                 f.write(''.join(up.url(spec_for(f'{phase}d{i}', i, n, chunks)) + '\n' for i in range(n)))
             out = os.path.join(self.workdir, f'{phase}-driver.jsonl')
             t0 = time.monotonic_ns()
-            drv = Proc([os.path.join(self.bench_dir, prog), 'streams', '--url-list', url_file, '--streams', str(n),
+            drv = Proc([prog, 'streams', '--url-list', url_file, '--streams', str(n),
                         '--seconds', f'{seconds:.2f}', '--out', out] + (['--ca-file', self.pki['ca']] if tls else []),
                        os.path.join(self.workdir, f'{phase}-driver.log'), sut=True)
             # VmHWM polled while it runs (wait4's ru_maxrss would include the harness's own
@@ -850,7 +860,7 @@ class Bench:
             out_ab.append(res)
             self.log(f'{phase}: {what}: err p50/p99 {fmt_us(res["err_p50_us"])}/{fmt_us(res["err_p99_us"])} us, '
                      f'CPU {fmt_f(res["cpu_us_per_chunk"])} us/chunk (whole run), max RSS {mib(res["maxrss_kib"])} MiB')
-        self.results['proposed_ab'] = out_ab
+        self.results['ab'] = out_ab
 
     # -- Google Benchmark programs and the Python decode baseline
     def gbench(self):
@@ -1019,11 +1029,11 @@ def render(res, args):
                      f'{fmt_us(u["err_p99_us"]):>7} {fmt_us(u["err_max_us"]):>7} | {fmt_us(k["err_p50_us"]):>20} '
                      f'{fmt_us(k["err_p99_us"]):>7} {fmt_us(k["err_max_us"]):>7} | {fmt_f(e["cpu_us_per_chunk"]):>12}')
 
-    if res.get('proposed_ab'):
+    if res.get('ab'):
         L.append('')
-        L.append('Probe path alone (bench_probe_driver, N probers on one thread), as is vs with tests/bench/proposed/*.patch '
+        L.append('Probe path alone (bench_probe_driver, N probers on one thread), --before-build-dir vs this build '
                  '(CPU and max RSS of the whole run, start-up included):')
-        for a in res['proposed_ab']:
+        for a in res['ab']:
             L.append(f'  {a["what"]:<9} {a["streams"]} streams {"TLS" if a["tls"] else "plain"}: err p50/p99/max '
                      f'{fmt_us(a["err_p50_us"])}/{fmt_us(a["err_p99_us"])}/{fmt_us(a["err_max_us"])} us, '
                      f'{fmt_f(a["cpu_us_per_chunk"])} us CPU/chunk, max RSS {mib(a["maxrss_kib"])} MiB')
@@ -1042,7 +1052,7 @@ def render(res, args):
         L.append(f'  GET /metrics end to end, {m["series"]} series ({m["targets"]} targets, {m["bytes"] / 1e6:.2f} MB): '
                  f'p50 {fmt_f(m["ms"]["p50"])} ms, max {fmt_f(m["ms"]["max"])} ms, exporter CPU '
                  f'{fmt_f(m["cpu_ms_per_scrape"])} ms per scrape')
-    for key, what in (('probe_alloc', 'as is'), ('probe_alloc_proposed', 'with proposed/*.patch')):
+    for key, what in (('probe_alloc', 'this build'), ('probe_alloc_before', '--before-build-dir')):
         if key in ov:
             a = ov[key]
             L.append(f'  probe hot path (Prober::run, plain, {what}): {a["allocs_per_extra_chunk"]:.2f} heap '
@@ -1126,10 +1136,12 @@ def main():
     ap.add_argument('--out-dir', help='keep logs, configs and results here (default: a temp dir, removed)')
     ap.add_argument('--quick', action='store_true', help='~2-minute subset')
     ap.add_argument('--smoke', action='store_true', help='< 60 s sanity run (ctest label bench-smoke)')
-    ap.add_argument('--driver', choices=['serve', 'probe', 'proposed'], default='serve',
+    ap.add_argument('--driver', choices=['serve', 'probe'], default='serve',
                     help='serve: llm_stream_exporter serve with N targets (default); probe: bench_probe_driver '
-                         '(the probe path alone); proposed: bench_probe_driver_proposed (the probe path with '
-                         'tests/bench/proposed/*.patch applied)')
+                         '(the probe path alone)')
+    ap.add_argument('--before-build-dir',
+                    help='a bench build of the code before a change (e.g. a worktree of main): the "ab" phase and '
+                         'the allocation count run its bench_probe_driver beside this build\'s')
     ap.add_argument('--no-rt', action='store_true', help='do not give the truth upstream SCHED_FIFO')
     ap.add_argument('--sut-priority', choices=['rt', 'normal'], default='rt',
                     help='rt (default when permitted): run the exporter, the baseline and the experiment '
@@ -1181,12 +1193,12 @@ def main():
         elif args.plan:
             if 'alloc' in args.plan.split(','):
                 bench.alloc_probe()
-                bench.alloc_probe('bench_probe_driver_proposed', 'probe_alloc_proposed')
+                bench.alloc_probe_before()
             for item in args.plan.split(','):
                 if item == 'alloc':
                     continue
                 if item == 'ab':
-                    bench.ab_proposed(1000, False)
+                    bench.ab_builds(1000, False)
                     continue
                 n, tls, what = item.split(':')
                 if what == 'ts':
@@ -1212,8 +1224,8 @@ def main():
                 bench.ts_experiment(n, tls)
             bench.idle_and_metrics()
             bench.alloc_probe()
-            bench.alloc_probe('bench_probe_driver_proposed', 'probe_alloc_proposed')
-            bench.ab_proposed(1000, False)
+            bench.alloc_probe_before()
+            bench.ab_builds(1000, False)
         if not args.skip_gbench:
             bench.gbench()
     finally:
