@@ -99,9 +99,15 @@ void apply_timeout(const Reader& r, Target& t, const Item& item) {
       r.fail(*own, fmt::format("{} must not exceed {}.total ({})", format_duration(value),
                                item.name, format_duration(t.timeout.total)));
     }
-    r.fail(*f.get("total"),
-           fmt::format("{} must not be shorter than {}.{} ({})", format_duration(t.timeout.total),
-                       item.name, part, format_duration(value)));
+    if (auto total = f.get("total")) {
+      r.fail(*total, fmt::format("{} must not be shorter than {}.{} ({})",
+                                 format_duration(t.timeout.total), item.name, part,
+                                 format_duration(value)));
+    }
+    // Neither key is set here (both inherited, the scope's own keys unknown
+    // or misspelt): blame the scope.
+    r.fail(item, fmt::format("{} ({}) exceeds total ({}), both set elsewhere", part,
+                             format_duration(value), format_duration(t.timeout.total)));
   };
   check("first_token", t.timeout.first_token);
   check("idle", t.timeout.idle);

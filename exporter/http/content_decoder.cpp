@@ -94,7 +94,9 @@ class BrotliDecoder final : public ContentDecoder {
       out.append(reinterpret_cast<char*>(buf), sizeof buf - avail_out);
       if (rc == BROTLI_DECODER_RESULT_ERROR) return failed_ = Decoded::corrupt;
       if (out.size() > max_out) return failed_ = Decoded::too_large;
-      if (rc == BROTLI_DECODER_RESULT_NEEDS_MORE_OUTPUT) continue;
+      // Output the decoder still holds goes out now, not with the next read.
+      if (rc == BROTLI_DECODER_RESULT_NEEDS_MORE_OUTPUT || BrotliDecoderHasMoreOutput(state_))
+        continue;
       return Decoded::ok;  // needs more input, or finished
     }
   }

@@ -241,3 +241,39 @@ TEST(ListenCheck, AnyInterfaceTakenIsAnError) {
 
 }  // namespace
 }  // namespace lse::config
+
+namespace lse::config {
+namespace {
+
+// config_fuzz (one-hour run): a target's `timeout:` given twice, the second
+// time without total, first_token or idle. The first already failed; the
+// second's check then blamed `total` in a scope that does not set it and read
+// a missing key (check-config aborted with bad_alloc). Now every error is
+// told, the last at the second `timeout:`.
+TEST(Findings, TimeoutGivenTwiceIsReportedNotACrash) {
+  const std::string yaml = kPrompts +
+                           "targets:\n"
+                           "  - name: t\n"
+                           "    url: http://localhost:8000/v1\n"
+                           "    model: m\n"
+                           "    timeout: {total: 5s}\n"
+                           "    timeout: {}\n";
+  try {
+    parse(yaml, "f.yaml", "", {});
+    FAIL() << "loaded without error";
+  } catch (const ConfigError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("f.yaml:6:22: timeout.total: 5s must not be shorter than "
+                        "timeout.first_token (30s)"),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find("f.yaml:7:5: duplicate key 'timeout'"), std::string::npos) << what;
+    EXPECT_NE(what.find("f.yaml:7:14: timeout: first_token (30s) exceeds total (5s), both set "
+                        "elsewhere"),
+              std::string::npos)
+        << what;
+  }
+}
+
+}  // namespace
+}  // namespace lse::config

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <fstream>
+#include <sstream>
 #include <string>
 
 using lse::http::Decoded;
@@ -139,6 +141,32 @@ TEST(ContentDecoder, OutputPendingAfterTheLastInputByteIsNotLost) {
     const std::string_view part = std::string_view(flushed).substr(0, flushed.size() - cut);
     EXPECT_EQ(decode_in(part, part.size()), decode_in(part, 1)) << "cut " << cut;
   }
+}
+
+// The same for brotli: a 211-byte stream from the one-hour fuzz run
+// (tests/fuzz/corpus/http_response_fuzz/finding-brotli-pending-output)
+// decoded to 16,777,216 bytes in one piece and 16,777,409 in 1-byte pieces:
+// the decoder still held output when it asked for more input.
+TEST(ContentDecoder, BrotliOutputHeldByTheDecoderIsNotLost) {
+  std::ifstream f(LSE_TEST_DATA "/../fuzz/corpus/http_response_fuzz/finding-brotli-pending-output",
+                  std::ios::binary);
+  ASSERT_TRUE(f) << "the finding's file";
+  std::stringstream all;
+  all << f.rdbuf();
+  const std::string wire = all.str();
+  const std::string head_end = "Content-Length: 211\r\n\r\n";
+  const std::size_t at = wire.find(head_end);
+  ASSERT_NE(at, std::string::npos);
+  const std::string body = wire.substr(at + head_end.size(), 211);
+  auto size_in = [&](std::size_t piece) {
+    auto dec = make_content_decoder("br");
+    std::string out;
+    for (std::size_t i = 0; i < body.size(); i += piece)
+      EXPECT_EQ(dec->decode(std::string_view(body).substr(i, piece), out, kNoCap), Decoded::ok);
+    return out.size();
+  };
+  EXPECT_EQ(size_in(body.size()), size_in(1));
+  EXPECT_EQ(size_in(body.size()), 16'777'409u);
 }
 
 // A compression bomb stops at the cap, a few 16 KiB pieces past it at most,
