@@ -72,7 +72,7 @@ std::optional<ProxyStatus> proxy_status(std::string_view answer) {
 
 struct Client::Conn {
   explicit Conn(asio::io_context& io) : socket(io), reader(socket) {}
-  tcp::socket socket;         // the connection (timeouts cancel/close it)
+  ProbeSocket socket;         // the connection (timeouts cancel/close it)
   TimestampingSocket reader;  // reads with kernel receive stamps; plain, or the layer under tls
   std::unique_ptr<ssl::stream<TimestampingSocket&>> tls;  // set for https targets
 };
