@@ -38,8 +38,10 @@ import json
 import math
 import os
 import re
+import select
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
@@ -385,6 +387,188 @@ def truth_quality(truth_by_tag):
     return {'late_us': summary(late), 'wdur_us': summary(wdur)}
 
 
+# ------------------------------------------------------------------ system calls and allocations
+
+ALLOC_FUNCS = ('malloc', 'calloc', 'realloc', 'aligned_alloc', 'posix_memalign', 'memalign')
+ALLOC_MAGIC = 0x4c5345414c4c4f43  # "LSEALLOC", alloc_count.c
+
+
+class AllocCounter:
+    """The running heap allocation counts of one process, through the LD_PRELOAD shim
+    alloc_count.c (libbench_alloc_count.so): it keeps them in a shared mapping of a
+    file in /dev/shm named by LSE_ALLOC_COUNT_FILE, one 64-byte slot per function."""
+
+    def __init__(self, lib, name):
+        self.lib = lib
+        self.path = f'/dev/shm/lse-bench-{os.getpid()}-{name}.allocs'
+
+    def env(self):
+        env = dict(os.environ)
+        env['LD_PRELOAD'] = ' '.join(x for x in (env.get('LD_PRELOAD'), self.lib) if x)
+        env['LSE_ALLOC_COUNT_FILE'] = self.path
+        return env
+
+    def read(self):
+        """{function: calls so far, 'free': ...}, or None before the shim mapped the file."""
+        try:
+            with open(self.path, 'rb') as f:
+                data = f.read()
+        except OSError:
+            return None
+        if len(data) < 64 * (len(ALLOC_FUNCS) + 2) or struct.unpack_from('<Q', data, 0)[0] != ALLOC_MAGIC:
+            return None
+        return {name: struct.unpack_from('<Q', data, 64 * (k + 1))[0]
+                for k, name in enumerate(ALLOC_FUNCS + ('free',))}
+
+    def close(self):
+        try:
+            os.unlink(self.path)
+        except OSError:
+            pass
+
+
+def allocs_per_chunk(a, b, chunks):
+    """Allocation calls (all functions but free) between two reads, per chunk; with the split."""
+    if not a or not b or not chunks:
+        return None
+    by = {k: (b[k] - a[k]) / chunks for k in ALLOC_FUNCS + ('free',)}
+    return {'allocs_per_chunk': sum(by[k] for k in ALLOC_FUNCS), 'allocs_by_function_per_chunk': by,
+            'chunks_in_alloc_window': chunks}
+
+
+# The syscalls perf counts one by one (the rest shows as "other": raw_syscalls:sys_enter minus
+# these). Not syscalls:sys_enter_* : perf needs ~30 ms per tracepoint to let go of it at exit.
+PERF_SYSCALLS = ('read', 'write', 'readv', 'writev', 'recvfrom', 'recvmsg', 'recvmmsg', 'sendto', 'sendmsg',
+                 'sendmmsg', 'epoll_wait', 'epoll_pwait', 'epoll_pwait2', 'epoll_ctl', 'poll', 'ppoll', 'select',
+                 'pselect6', 'futex', 'brk', 'mmap', 'munmap', 'mremap', 'madvise', 'mprotect', 'socket', 'connect',
+                 'accept4', 'close', 'shutdown', 'setsockopt', 'getsockopt', 'getsockname', 'getpeername', 'fcntl',
+                 'ioctl', 'openat', 'newfstatat', 'lseek', 'pwrite64', 'timerfd_settime', 'eventfd2',
+                 'clock_gettime', 'clock_nanosleep', 'nanosleep', 'sched_yield', 'getrandom', 'io_uring_enter',
+                 'rt_sigprocmask', 'getpid', 'gettid')
+
+
+class SyscallCounter:
+    """Counts the system calls of a running process (all its threads) over a window, with
+    one of two tools:
+      perf:   `perf stat -e raw_syscalls:sys_enter -e syscalls:sys_enter_NAME... -p PID`,
+              in-kernel counting of the syscall tracepoints (the process is never stopped),
+              enabled and disabled exactly at the window edges through `--control` (-D -1:
+              starts disabled);
+      strace: `strace -c -f -p PID`, ptrace: every syscall stops the thread twice, so it
+              slows the process much more; counts from attach to SIGINT.
+    Either way the traced process runs slower than untraced, which is why the harness
+    counts in a round of its own after the CPU and error window."""
+
+    def __init__(self, tool, pid, workdir, name):
+        self.tool = tool
+        self.out = os.path.join(workdir, f'{name}-{tool}.txt')
+        if tool == 'perf':
+            self.ctl_path = os.path.join(workdir, f'{name}-perf.ctl')
+            self.ack_path = os.path.join(workdir, f'{name}-perf.ack')
+            for path in (self.ctl_path, self.ack_path):
+                if not os.path.exists(path):
+                    os.mkfifo(path)
+            # O_RDWR: opening a FIFO never blocks then, even if perf failed to start.
+            self.ctl = os.open(self.ctl_path, os.O_RDWR)
+            self.ack = os.open(self.ack_path, os.O_RDWR)
+            known = '/sys/kernel/tracing/events/syscalls'  # tracefs, once perf mounted it
+            events = ['raw_syscalls:sys_enter'] + [f'syscalls:sys_enter_{name}' for name in PERF_SYSCALLS
+                                                   if not os.path.isdir(known)
+                                                   or os.path.isdir(f'{known}/sys_enter_{name}')]
+            args = ['perf', 'stat', '-x', ',', '-o', self.out, '-D', '-1',
+                    '--control', f'fifo:{self.ctl_path},{self.ack_path}', '-e', ','.join(events), '-p', str(pid)]
+        else:
+            args = ['strace', '-c', '-f', '-o', self.out, '-p', str(pid)]
+        self.proc = Proc(args, os.path.join(workdir, f'{name}-{tool}.log'))
+        self.pid = pid
+
+    def _perf_command(self, cmd, timeout=10.0):
+        os.write(self.ctl, cmd.encode() + b'\n')
+        got = b''
+        deadline = time.monotonic() + timeout
+        while b'ack' not in got:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self.ack], [], [], left)[0]:
+                raise RuntimeError(f'perf stat did not acknowledge "{cmd}":\n' + self.proc.output()[-1000:])
+            got += os.read(self.ack, 64)
+
+    def start(self):
+        """Returns once the counting runs (perf: enabled; strace: attached to every thread,
+        which it reports as "Process PID attached [with N threads]" after the last one)."""
+        if self.tool == 'perf':
+            self._perf_command('enable', timeout=30.0)
+        else:
+            wait_for(lambda: 'attached' in self.proc.output() or not self.proc.alive(), 30, 'strace attached')
+            if not self.proc.alive():
+                raise RuntimeError('strace failed:\n' + self.proc.output()[-1000:])
+
+    def stop(self):
+        """Stops counting and returns {syscall: calls}, 'total' included."""
+        if self.tool == 'perf':
+            self._perf_command('disable')
+        self.close()
+        with open(self.out) as f:
+            text = f.read()
+        return parse_perf_stat(text) if self.tool == 'perf' else parse_strace_c(text)
+
+    def close(self):
+        """Ends the tool (SIGINT: both print their summary then) and closes the FIFOs."""
+        self.proc.stop(signal.SIGINT, timeout=60)
+        if self.tool == 'perf' and self.ctl is not None:
+            os.close(self.ctl)
+            os.close(self.ack)
+            self.ctl = self.ack = None
+
+
+def parse_perf_stat(text):
+    """`perf stat -x,` lines: value,unit,event,...; syscalls:sys_enter_NAME -> NAME,
+    raw_syscalls:sys_enter -> total, and what the named ones leave of it -> other."""
+    counts, total = {}, None
+    for line in text.splitlines():
+        f = line.split(',')
+        if len(f) < 3 or not f[0].isdigit():
+            continue
+        if f[2] == 'raw_syscalls:sys_enter':
+            total = int(f[0])
+        elif f[2].startswith('syscalls:sys_enter_') and int(f[0]):
+            counts[f[2][len('syscalls:sys_enter_'):]] = int(f[0])
+    named = sum(counts.values())
+    if total is None:
+        total = named
+    elif total > named:
+        counts['other'] = total - named
+    counts['total'] = total
+    return counts
+
+
+def parse_strace_c(text):
+    """The summary table of `strace -c`: the "calls" column (right-aligned under its header)
+    of every syscall row and of the "total" line."""
+    counts = {}
+    calls_end = None
+    for line in text.splitlines():
+        if 'calls' in line and 'syscall' in line:
+            calls_end = line.index('calls', line.index('usecs/call') + len('usecs/call')) + len('calls')
+            continue
+        if calls_end is None or not line.strip() or line.lstrip().startswith('-'):
+            continue
+        name = line.split()[-1]
+        for m in re.finditer(r'\d+', line):
+            if m.end() == calls_end:
+                counts[name] = int(m.group())
+                break
+    return counts
+
+
+def syscalls_per_chunk(counts, chunks, tool, window_s, cpu_us_per_chunk):
+    if not counts or not chunks:
+        return {'syscall_tool': tool}
+    top = sorted(((k, v / chunks) for k, v in counts.items() if k != 'total'), key=lambda kv: -kv[1])
+    return {'syscalls_per_chunk': counts.get('total', 0) / chunks, 'syscall_tool': tool,
+            'syscalls_by_name_per_chunk': dict(top), 'chunks_in_syscall_window': chunks,
+            'syscall_window_s': window_s, 'cpu_us_per_chunk_traced': cpu_us_per_chunk}
+
+
 # ------------------------------------------------------------------ exporter
 
 def yq(s):
@@ -413,12 +597,12 @@ def exporter_config(targets, interval_ms, ca_file, rows_path=None, timeout_s=30,
 
 
 class Exporter:
-    def __init__(self, binary, workdir, name, config_text):
+    def __init__(self, binary, workdir, name, config_text, env=None):
         self.config_path = os.path.join(workdir, f'{name}.yaml')
         with open(self.config_path, 'w') as f:
             f.write(config_text)
         self.proc = Proc([binary, '--log.level', 'info', 'serve', '--config', self.config_path],
-                         os.path.join(workdir, f'{name}.log'), sut=True)
+                         os.path.join(workdir, f'{name}.log'), env=env, sut=True)
         m = wait_for(lambda: re.search(r'msg=listening .* port=(\d+)', self.proc.output())
                      or (not self.proc.alive() and 'exited'), 30, 'exporter listening')
         if m == 'exited':
@@ -453,6 +637,7 @@ class Scraper(threading.Thread):
         self.durations_ms = []
         self.sizes = []
         self.errors = 0
+        self.cut_at = None
 
     def run(self):
         nxt = time.monotonic()
@@ -471,12 +656,16 @@ class Scraper(threading.Thread):
             else:
                 nxt = time.monotonic()
 
+    def cut(self):
+        """The figures finish() reports end here; the scrapes go on (for the syscall round)."""
+        self.cut_at = (len(self.durations_ms), self.errors)
+
     def finish(self):
         self.stop_evt.set()
         self.join(35)
-        return {'scrapes': len(self.durations_ms), 'errors': self.errors,
-                'ms': summary(self.durations_ms),
-                'bytes': self.sizes[-1] if self.sizes else 0}
+        n, errors = self.cut_at or (len(self.durations_ms), self.errors)
+        return {'scrapes': n, 'errors': errors, 'ms': summary(self.durations_ms[:n]),
+                'bytes': self.sizes[n - 1] if n else 0}
 
 
 # ------------------------------------------------------------------ phases
@@ -505,6 +694,17 @@ class Bench:
         self.rt = not args.no_rt and subprocess.run(['chrt', '-f', '10', 'true'],
                                                     capture_output=True).returncode == 0
         self.truth = {}
+        self.alloc_lib = None
+        if args.count_allocs:
+            lib = os.path.join(self.bench_dir, 'libbench_alloc_count.so')
+            if os.path.exists(lib):
+                self.alloc_lib = lib
+            else:
+                self.note(f'{lib} not found (build the bench_all target): no allocation counts')
+        self.syscall_tool = args.count_syscalls if args.count_syscalls != 'off' else None
+        if self.syscall_tool and not shutil.which(self.syscall_tool):
+            self.note(f'{self.syscall_tool} not found: no syscall counts')
+            self.syscall_tool = None
 
     def dump_pairs(self, phase):
         if KEEP_PAIRS and PAIRS_OUT:
@@ -529,6 +729,40 @@ class Bench:
         self.phase_no += 1
         return f'p{self.phase_no}'
 
+    def alloc_counter(self, name):
+        return AllocCounter(self.alloc_lib, name) if self.alloc_lib else None
+
+    @staticmethod
+    def syscall_window(slen):
+        """Length of the syscall round's window: half a stream, 0.4 to 2 s."""
+        return max(0.4, min(2.0, 0.5 * slen))
+
+    def syscall_round(self, pid, name, start_ns, window_s):
+        """Counts the syscalls of pid from start_ns (monotonic) for window_s; the caller
+        divides by the chunks of [a_ns, b_ns] once it has them."""
+        tracer = SyscallCounter(self.syscall_tool, pid, self.workdir, name)
+        try:
+            time.sleep(max(0.0, (start_ns - time.monotonic_ns()) / 1e9))
+            tracer.start()
+            cpu_a, a_ns = cpu_ns(pid), time.monotonic_ns()
+            time.sleep(window_s)
+            cpu_b, b_ns = cpu_ns(pid), time.monotonic_ns()
+            counts = tracer.stop()
+        except (RuntimeError, OSError) as e:
+            tracer.close()
+            self.note(f'{name}: syscall count with {self.syscall_tool} failed: {e}')
+            return None
+        return {'counts': counts, 'a_ns': a_ns, 'b_ns': b_ns,
+                'cpu_ns': cpu_b - cpu_a if cpu_a is not None and cpu_b is not None else None}
+
+    def syscall_result(self, rnd, chunks):
+        if not self.syscall_tool:
+            return {}
+        if not rnd:
+            return {'syscall_tool': self.syscall_tool}
+        cpu = rnd['cpu_ns'] / 1000.0 / chunks if rnd['cpu_ns'] is not None and chunks else None
+        return syscalls_per_chunk(rnd['counts'], chunks, self.syscall_tool, (rnd['b_ns'] - rnd['a_ns']) / 1e9, cpu)
+
     def shape(self):
         if self.args.smoke:
             return 40, 2
@@ -551,11 +785,13 @@ class Bench:
         offset = wall_minus_mono()
         scr = None
         extra = {}
+        allocs = None
         if self.driver == 'serve':
             rows_path = os.path.join(self.workdir, f'{phase}-rows.jsonl')
+            allocs = self.alloc_counter(f'{phase}-exporter')
             ex = Exporter(self.exporter_bin, self.workdir, f'{phase}-exporter',
                           exporter_config(targets, interval * 1000, self.pki['ca'] if tls else None,
-                                          rows_path=rows_path))
+                                          rows_path=rows_path), env=allocs.env() if allocs else None)
             pid = ex.pid
             if self.args.demote_server_thread and SUT_PREFIX:
                 # Experiment for a proposed change: the HTTP server thread (third thread:
@@ -584,11 +820,23 @@ class Bench:
         time.sleep(interval)
         cpu_a = cpu_ns(pid)
         a_ns = time.monotonic_ns()
+        alloc_a = allocs.read() if allocs else None
         time.sleep(max(0.0, seconds - interval))
         b_ns = time.monotonic_ns()
         cpu_b = cpu_ns(pid)
+        alloc_b = allocs.read() if allocs else None
         extra['vm_hwm_kib'] = status_kib(pid, 'VmHWM')
         extra['vm_rss_kib'] = status_kib(pid, 'VmRSS')
+        sys_round = None
+        tail_ns = None  # probes from here on belong to the syscall round, not to the figures
+        if self.driver == 'serve' and self.syscall_tool:
+            # The syscall round: one more round of the same targets, counted from 0.5 s after
+            # its start (connections and first tokens are past) for half a stream.
+            tail_ns = t0 + int((rounds - 0.5) * interval * 1e9)
+            if scr:
+                scr.cut()
+            sys_round = self.syscall_round(pid, f'{phase}-exporter', t0 + int((rounds * interval + 0.5) * 1e9),
+                                           self.syscall_window(slen))
         if scr:
             extra['scrape'] = scr.finish()
         measured = []
@@ -596,7 +844,11 @@ class Bench:
             # Give the last round a moment to finish before the rows are read.
             time.sleep(0.3)
             ex.stop()
+            if allocs:
+                allocs.close()
             rows = Exporter.rows_from_file(rows_path)
+            if tail_ns:
+                rows = [r for r in rows if (r['ts'] - offset) * 1e9 < tail_ns]
             for r in rows:
                 measured.append({'tag': r['target'], 'start_ns': int((r['ts'] - offset) * 1e9),
                                  'ok': r['ok'] and not r.get('warmup'), 'reason': r.get('reason'),
@@ -615,6 +867,12 @@ class Bench:
         pair(measured, truth, t0 + int(interval * 0.5e9), fid)
         self.dump_pairs(phase)
         chunks_in_window = sends_in_window(truth, a_ns, b_ns)
+        if sys_round:
+            extra.update(self.syscall_result(sys_round, sends_in_window(truth, sys_round['a_ns'], sys_round['b_ns'])))
+        elif self.syscall_tool:
+            extra['syscall_tool'] = self.syscall_tool
+        if allocs:
+            extra.update(allocs_per_chunk(alloc_a, alloc_b, chunks_in_window) or {})
         res = {'phase': phase, 'streams': n, 'tls': tls, 'scrape': scrape, 'driver': self.driver,
                'seconds': seconds, 'chunks_per_stream': chunks, **fid.result(),
                'cpu_us_per_chunk': (cpu_b - cpu_a) / 1000.0 / chunks_in_window if chunks_in_window else None,
@@ -623,8 +881,9 @@ class Bench:
         self.results['scenarios'].append(res)
         self.log(f'{phase}: p50/p99/max {fmt_us(res["err_p50_us"])}/{fmt_us(res["err_p99_us"])}/'
                  f'{fmt_us(res["err_max_us"])} us, stalls {res["detected"]}/{res["planted"]} false {res["false"]}, '
-                 f'cpu {fmt_f(res["cpu_us_per_chunk"])} us/chunk, failed {res["failed"]} unpaired {res["unpaired"]} '
-                 f'mismatched {res["mismatched"]}')
+                 f'cpu {fmt_f(res["cpu_us_per_chunk"])} us/chunk, syscalls {fmt_f(res.get("syscalls_per_chunk"), 2)}'
+                 f'/chunk, allocs {fmt_f(res.get("allocs_per_chunk"), 2)}/chunk, failed {res["failed"]} '
+                 f'unpaired {res["unpaired"]} mismatched {res["mismatched"]}')
         return res
 
     # -- python baseline
@@ -693,23 +952,41 @@ class Bench:
         with open(url_file, 'w') as f:
             f.write(''.join(up.url(spec_for(f'{phase}k{i}', i, n, chunks)) + '\n' for i in range(n)))
         out = os.path.join(self.workdir, f'{phase}-ts.jsonl')
-        self.log(f'{phase}: SO_TIMESTAMPNS client, {n} streams, {"TLS" if tls else "plain"}, {seconds:.1f}s')
+        # With a syscall round, one more round of streams after the measured ones; the
+        # client starts a stream only if it can finish it by --seconds.
+        run_seconds = seconds + (slen + 0.1 if self.syscall_tool else 0.0)
+        self.log(f'{phase}: SO_TIMESTAMPNS client, {n} streams, {"TLS" if tls else "plain"}, {run_seconds:.1f}s')
         args = [os.path.join(self.bench_dir, 'bench_ts_client'), '--url-list', url_file, '--streams', str(n),
-                '--seconds', f'{seconds:.2f}', '--out', out]
+                '--seconds', f'{run_seconds:.2f}', '--out', out]
         if tls:
             args += ['--ca-file', self.pki['ca']]
-        proc = Proc(args, os.path.join(self.workdir, f'{phase}-ts.log'), sut=True)
+        allocs = self.alloc_counter(f'{phase}-ts')
+        proc = Proc(args, os.path.join(self.workdir, f'{phase}-ts.log'), env=allocs.env() if allocs else None,
+                    sut=True)
         t0 = time.monotonic_ns()
         time.sleep(min(1.0, slen * 0.5))
         cpu_a, a_ns = cpu_ns(proc.pid), time.monotonic_ns()
+        alloc_a = allocs.read() if allocs else None
         time.sleep(max(0.5, slen * 1.5 - 0.2))
         cpu_b, b_ns = cpu_ns(proc.pid), time.monotonic_ns()
-        proc.p.wait(seconds + 60)
+        alloc_b = allocs.read() if allocs else None
+        sys_round = None
+        tail_ns = None  # streams from here on belong to the syscall round, not to the figures
+        if self.syscall_tool:
+            # The fourth round starts ~3 stream lengths in; count from ~0.6 s after that.
+            tail_ns = t0 + int((seconds - 0.5 * slen) * 1e9)
+            sys_round = self.syscall_round(proc.pid, f'{phase}-ts', t0 + int(seconds * 1e9),
+                                           self.syscall_window(slen))
+        proc.p.wait(run_seconds + 60)
         proc.stop()
+        if allocs:
+            allocs.close()
         user, kern = [], []
         with open(out) as f:
             for line in f:
                 r = json.loads(line)
+                if tail_ns and r['start_mono_ns'] >= tail_ns:
+                    continue
                 u, k = r['user'], r['kern']
                 tag = f'{phase}k{r["i"]}'
                 user.append({'tag': tag, 'start_ns': r['start_mono_ns'], 'ok': r['ok'],
@@ -724,15 +1001,23 @@ class Bench:
         pair(user, truth, cut, fu)
         pair(kern, truth, cut, fk)
         PAIRS_OUT.clear()
-        chunks_in_window = 0
+        chunks_in_window = chunks_in_sys = 0
         with open(out) as f:
             for line in f:
-                chunks_in_window += sum(1 for t in json.loads(line)['user'] if a_ns <= t <= b_ns)
+                stamps = json.loads(line)['user']
+                chunks_in_window += sum(1 for t in stamps if a_ns <= t <= b_ns)
+                if sys_round:
+                    chunks_in_sys += sum(1 for t in stamps if sys_round['a_ns'] <= t <= sys_round['b_ns'])
         res = {'phase': phase, 'streams': n, 'tls': tls, 'user': fu.result(), 'kernel': fk.result(),
-               'cpu_us_per_chunk': (cpu_b - cpu_a) / 1000.0 / chunks_in_window if chunks_in_window else None}
+               'cpu_us_per_chunk': (cpu_b - cpu_a) / 1000.0 / chunks_in_window if chunks_in_window else None,
+               'chunks_in_cpu_window': chunks_in_window, **self.syscall_result(sys_round, chunks_in_sys)}
+        if allocs:
+            res.update(allocs_per_chunk(alloc_a, alloc_b, chunks_in_window) or {})
         self.results['ts_experiment'].append(res)
         self.log(f'{phase}: user p99 {fmt_us(res["user"]["err_p99_us"])} us, kernel p99 '
-                 f'{fmt_us(res["kernel"]["err_p99_us"])} us')
+                 f'{fmt_us(res["kernel"]["err_p99_us"])} us, cpu {fmt_f(res["cpu_us_per_chunk"])} us/chunk, '
+                 f'syscalls {fmt_f(res.get("syscalls_per_chunk"), 2)}/chunk, '
+                 f'allocs {fmt_f(res.get("allocs_per_chunk"), 2)}/chunk')
         return res
 
     # -- RSS idle with 10 targets, /metrics with 10,000 series end to end
@@ -884,6 +1169,17 @@ class Bench:
             t.stop()
 
 
+def perf_counts_syscalls():
+    """Whether `perf stat` can count the syscall tracepoints here (root or a low
+    perf_event_paranoid, and tracefs)."""
+    try:
+        r = subprocess.run(['perf', 'stat', '-x', ',', '-e', 'syscalls:sys_enter_getpid', '--', 'true'],
+                           capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return r.returncode == 0 and re.search(r'^\d+,[^,]*,syscalls:sys_enter_getpid', r.stderr, re.M) is not None
+
+
 def machine_check():
     """How late a sleeping normal-priority thread wakes up on this machine right now
     (1 ms period for 1 s, a tiny cyclictest): tells whether other load will show up
@@ -952,6 +1248,30 @@ def mib(kib):
     return '-' if kib is None else f'{kib / 1024:.1f}'
 
 
+def over(a, b):
+    """a / b, or None when either is missing or b is 0."""
+    return a / b if a is not None and b else None
+
+
+def floor_ratios(s, floor):
+    """Exporter row s divided by the bare client's row of the same streams and TLS:
+    'cpu/sys/alloc' as printed (- where either side is missing or the floor is 0)."""
+    if not floor:
+        return '-'
+    return '/'.join(fmt_f(over(s.get(k), floor.get(k))) for k in
+                    ('cpu_us_per_chunk', 'syscalls_per_chunk', 'allocs_per_chunk'))
+
+
+def syscall_breakdown(row, top=6):
+    by = row.get('syscalls_by_name_per_chunk')
+    if not by:
+        return '-'
+    parts = [f'{k} {v:.2f}' for k, v in list(by.items())[:top]]
+    if len(by) > top:
+        parts.append(f'other {sum(list(by.values())[top:]):.2f}')
+    return ', '.join(parts)
+
+
 def gb_lookup(res, prog, name_prefix):
     out = []
     for b in res['gbench'].get(prog, []):
@@ -975,12 +1295,14 @@ def render(res, args):
              'true from the upstream\'s pre-write(2) stamps; steady state (first round separate).')
     L.append('')
     hdr = (f'{"streams":>7} {"tls":>5} {"scrape":>6} | {"gaps":>7} {"err p50":>7} {"p99":>6} {"max":>7} '
-           f'{"p99 1st":>7} | {"stalls det/planted":>18} {"false":>5} | {"CPU us/chunk":>12} | '
+           f'{"p99 1st":>7} | {"stalls det/planted":>18} {"false":>5} | {"CPU us/chunk":>12} '
+           f'{"syscalls/chunk":>14} {"allocs/chunk":>12} {"/floor cpu/sys/alloc":>20} | '
            f'{"py err p50":>10} {"p99":>7} {"max":>7} {"py stalls":>11} {"py false":>8} {"py CPU":>7} {"ratio":>6} | '
            f'{"scrape ms p50/max":>17} | {"upstream late p99":>17}')
     L.append(hdr)
     L.append('-' * len(hdr))
     base = {(b['streams'], b['tls']): b for b in res['baseline']}
+    floor = {(e['streams'], e['tls']): e for e in res['ts_experiment']}
     for s in res['scenarios']:
         b = base.get((s['streams'], s['tls'])) if not s['scrape'] else None
         ratio = (b['cpu_us_per_chunk'] / s['cpu_us_per_chunk']
@@ -989,7 +1311,9 @@ def render(res, args):
         line = (f'{s["streams"]:>7} {"TLS" if s["tls"] else "plain":>5} {"yes" if s["scrape"] else "no":>6} | '
                 f'{s["gaps"]:>7} {fmt_us(s["err_p50_us"]):>7} {fmt_us(s["err_p99_us"]):>6} {fmt_us(s["err_max_us"]):>7} '
                 f'{fmt_us(s["err_p99_all_us"]):>7} | {str(s["detected"]) + "/" + str(s["planted"]):>18} {s["false"]:>5} | '
-                f'{fmt_f(s["cpu_us_per_chunk"]):>12} | ')
+                f'{fmt_f(s["cpu_us_per_chunk"]):>12} {fmt_f(s.get("syscalls_per_chunk"), 2):>14} '
+                f'{fmt_f(s.get("allocs_per_chunk"), 2):>12} '
+                f'{floor_ratios(s, floor.get((s["streams"], s["tls"]))):>20} | ')
         if b:
             line += (f'{fmt_us(b["err_p50_us"]):>10} {fmt_us(b["err_p99_us"]):>7} {fmt_us(b["err_max_us"]):>7} '
                      f'{str(b["detected"]) + "/" + str(b["planted"]):>11} {b["false"]:>8} '
@@ -1022,12 +1346,16 @@ def render(res, args):
         L.append('')
         L.append('SO_TIMESTAMPNS experiment (bench_ts_client, one epoll thread like the probe thread):')
         L.append(f'{"streams":>7} {"tls":>5} | {"user-stamp err p50":>18} {"p99":>7} {"max":>7} | '
-                 f'{"kernel-stamp err p50":>20} {"p99":>7} {"max":>7} | {"CPU us/chunk":>12}')
+                 f'{"kernel-stamp err p50":>20} {"p99":>7} {"max":>7} | {"CPU us/chunk":>12} '
+                 f'{"syscalls/chunk":>14} {"allocs/chunk":>12}')
         for e in res['ts_experiment']:
             u, k = e['user'], e['kernel']
             L.append(f'{e["streams"]:>7} {"TLS" if e["tls"] else "plain":>5} | {fmt_us(u["err_p50_us"]):>18} '
                      f'{fmt_us(u["err_p99_us"]):>7} {fmt_us(u["err_max_us"]):>7} | {fmt_us(k["err_p50_us"]):>20} '
-                     f'{fmt_us(k["err_p99_us"]):>7} {fmt_us(k["err_max_us"]):>7} | {fmt_f(e["cpu_us_per_chunk"]):>12}')
+                     f'{fmt_us(k["err_p99_us"]):>7} {fmt_us(k["err_max_us"]):>7} | {fmt_f(e["cpu_us_per_chunk"]):>12} '
+                     f'{fmt_f(e.get("syscalls_per_chunk"), 2):>14} {fmt_f(e.get("allocs_per_chunk"), 2):>12}')
+
+    L.extend(render_syscalls_allocs(res))
 
     if res.get('ab'):
         L.append('')
@@ -1081,6 +1409,55 @@ def render(res, args):
     for n in res['notes']:
         L.append('note: ' + n)
     return '\n'.join(L)
+
+
+def render_syscalls_allocs(res):
+    """Where syscalls/chunk and allocs/chunk come from, the syscall breakdown per row and the
+    exporter / bare client ratios."""
+    rows = [(f'{s["streams"]} {"TLS" if s["tls"] else "plain"}{" +scrape" if s["scrape"] else ""}', 'exporter', s)
+            for s in res['scenarios']]
+    rows += [(f'{e["streams"]} {"TLS" if e["tls"] else "plain"}', 'bare client', e) for e in res['ts_experiment']]
+    tools = sorted({r.get('syscall_tool') for _, _, r in rows if r.get('syscall_tool')})
+    allocs = any(r.get('allocs_per_chunk') is not None for _, _, r in rows)
+    if not tools and not allocs:
+        return []
+    L = ['']
+    if tools:
+        L.append(f'System calls per chunk ({" and ".join(tools)}: '
+                 + ('perf stat counting the syscalls:sys_enter_* tracepoints' if 'perf' in tools else '')
+                 + (', ' if len(tools) > 1 else '')
+                 + ('strace -c -f' if 'strace' in tools else '')
+                 + '), counted in a separate round right after the CPU window (one more round of the same '
+                 'streams, half a stream long), divided by the chunks of that round\'s window; "CPU traced" is the '
+                 'CPU per chunk under the tracer, against the untraced figure:')
+        for label, what, r in rows:
+            if r.get('syscalls_per_chunk') is None:
+                continue
+            L.append(f'  {label:<17} {what:<11} {r["syscalls_per_chunk"]:6.2f} = {syscall_breakdown(r)} '
+                     f'(CPU traced {fmt_f(r.get("cpu_us_per_chunk_traced"))} vs {fmt_f(r.get("cpu_us_per_chunk"))} '
+                     f'us/chunk; {r["chunks_in_syscall_window"]} chunks in {r["syscall_window_s"]:.1f} s)')
+    if allocs:
+        L.append('Heap allocations per chunk (LD_PRELOAD libbench_alloc_count.so: malloc, calloc, realloc, '
+                 'aligned_alloc, posix_memalign, memalign; over the CPU window, in the same run):')
+        for label, what, r in rows:
+            by = r.get('allocs_by_function_per_chunk')
+            if not by:
+                continue
+            split = ', '.join(f'{k} {by[k]:.2f}' for k in ALLOC_FUNCS if by[k])
+            L.append(f'  {label:<17} {what:<11} {r["allocs_per_chunk"]:6.2f} = {split or "-"} (free {by["free"]:.2f})')
+    floor = {(e['streams'], e['tls']): e for e in res['ts_experiment']}
+    pairs = [(s, floor.get((s['streams'], s['tls']))) for s in res['scenarios']]
+    pairs = [(s, f) for s, f in pairs if f]
+    if pairs:
+        L.append('Exporter / bare client (bench_ts_client, same streams and TLS, same run): CPU, syscalls, '
+                 'allocations per chunk:')
+        for s, f in pairs:
+            L.append(f'  {s["streams"]} {"TLS" if s["tls"] else "plain"}{" +scrape" if s["scrape"] else "":<8}: '
+                     f'CPU {fmt_f(over(s.get("cpu_us_per_chunk"), f.get("cpu_us_per_chunk")))}x, '
+                     f'syscalls {fmt_f(over(s.get("syscalls_per_chunk"), f.get("syscalls_per_chunk")))}x, '
+                     f'allocs {fmt_f(over(s.get("allocs_per_chunk"), f.get("allocs_per_chunk")))}x '
+                     f'({fmt_f(s.get("allocs_per_chunk"), 2)} vs {fmt_f(f.get("allocs_per_chunk"), 2)})')
+    return L
 
 
 def targets_verdict(res):
@@ -1159,10 +1536,27 @@ def main():
                          'probe thread stays SCHED_FIFO (what a lower-priority scrape thread would give)')
     ap.add_argument('--keep-pairs', action='store_true',
                     help='write OUT/<phase>-pairs.jsonl: measured and true gaps of every paired stream')
+    ap.add_argument('--count-allocs', action=argparse.BooleanOptionalAction, default=None,
+                    help='heap allocations per chunk of the exporter and the bare client (LD_PRELOAD '
+                         'libbench_alloc_count.so over the CPU window; default: on in the full and quick runs, '
+                         'off in --smoke and --plan)')
+    ap.add_argument('--count-syscalls', choices=['auto', 'perf', 'strace', 'off'], default=None,
+                    help='syscalls per chunk of the exporter and the bare client, counted in a separate round '
+                         'after the CPU window: perf (perf stat on the syscall tracepoints, little overhead), '
+                         'strace (strace -c -f, ptrace: slows the process), auto (perf if it can count the '
+                         'tracepoints here, else strace); default: auto in the full and quick runs, off in '
+                         '--smoke and --plan')
     ap.add_argument('--plan', help='only these phases, in order, e.g. "100:plain:noscrape,1000:tls:scrape,'
                     '100:plain:baseline,1000:plain:ts" (exporter without/with scrape, Python baseline, '
                     'SO_TIMESTAMPNS client); no overhead phases')
     args = ap.parse_args()
+    partial = args.smoke or bool(args.plan)
+    if args.count_allocs is None:
+        args.count_allocs = not partial
+    if args.count_syscalls is None:
+        args.count_syscalls = 'off' if partial else 'auto'
+    if args.count_syscalls == 'auto':
+        args.count_syscalls = 'perf' if perf_counts_syscalls() else 'strace'
 
     keep = bool(args.out_dir)
     global KEEP_PAIRS, JITTER
@@ -1211,11 +1605,11 @@ def main():
             if args.quick:
                 plan = [(100, False, False), (1000, False, False), (1000, False, True), (1000, True, False)]
                 base_plan = [(100, False), (1000, False)]
-                ts_plan = [(1000, False)]
+                ts_plan = [(100, False), (1000, False), (1000, True)]  # the floor of every (streams, TLS) above
             else:
                 plan = [(n, tls, scrape) for n in (1, 100, 1000) for tls in (False, True) for scrape in (False, True)]
                 base_plan = [(n, tls) for n in (1, 100, 1000) for tls in (False, True)]
-                ts_plan = [(100, False), (1000, False), (1000, True)]
+                ts_plan = [(n, tls) for n in (1, 100, 1000) for tls in (False, True)]
             for n, tls, scrape in plan:
                 bench.exporter_scenario(n, tls, scrape)
             for n, tls in base_plan:
