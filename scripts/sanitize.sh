@@ -17,9 +17,17 @@
 # empty, including for exporter processes the integration tests start and
 # stop. Environment: ASAN_BUILD_DIR / TSAN_BUILD_DIR (build folders),
 # SANITIZE_ITESTS (a ctest -R regex replacing the integration selection).
+# `scripts/sanitize.sh address|thread build` only builds the tree (CI builds
+# both while the main ctest runs, then runs the stages against them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 kind="${1:-}"
+only_build=0
+case "${2:-}" in
+  "") ;;
+  build) only_build=1 ;;
+  *) echo "usage: scripts/sanitize.sh address|thread [build]" >&2; exit 2 ;;
+esac
 case "$kind" in
   address)
     dir="${ASAN_BUILD_DIR:-build-asan}"
@@ -31,7 +39,7 @@ case "$kind" in
     targets=(llm_stream_exporter unit_server unit_service unit_schedule unit_log)  # run whole
     itests='integration\.test_(reload|no_data_lost)$'
     ;;
-  *) echo "usage: scripts/sanitize.sh address|thread" >&2; exit 2 ;;
+  *) echo "usage: scripts/sanitize.sh address|thread [build]" >&2; exit 2 ;;
 esac
 itests="${SANITIZE_ITESTS:-$itests}"
 
@@ -47,6 +55,7 @@ else
 fi
 built=$(date +%s)
 echo "sanitize $kind: built in $((built - start)) s"
+[ "$only_build" -eq 1 ] && exit 0
 
 # halt_on_error: the first report ends the process (a test sees it fail);
 # log_path: every report also lands in $reports, where the stage looks.
