@@ -100,9 +100,9 @@ void apply_timeout(const Reader& r, Target& t, const Item& item) {
                                item.name, format_duration(t.timeout.total)));
     }
     if (auto total = f.get("total")) {
-      r.fail(*total, fmt::format("{} must not be shorter than {}.{} ({})",
-                                 format_duration(t.timeout.total), item.name, part,
-                                 format_duration(value)));
+      r.fail(*total,
+             fmt::format("{} must not be shorter than {}.{} ({})", format_duration(t.timeout.total),
+                         item.name, part, format_duration(value)));
     }
     // Neither key is set here (both inherited, the scope's own keys unknown
     // or misspelt): blame the scope.
