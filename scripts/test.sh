@@ -24,9 +24,12 @@ stage "build and quick lint"
 # ASan and TSan trees, the fuzz targets. Its output goes to a log shown when
 # a step fails; the later stages only run tests against what it built.
 LSE_QUICK="${LSE_QUICK:-}"
-bg_log="$(mktemp /tmp/lse-ci-background.XXXXXX.log)"
+bg_log="$(mktemp /tmp/lse-ci-background.XXXXXX)"  # removed on exit; shown on failure
 bg_pid=
-stop_background() { [ -n "$bg_pid" ] && kill -- "-$bg_pid" 2>/dev/null || true; }
+stop_background() {
+  [ -n "$bg_pid" ] && kill -- "-$bg_pid" 2>/dev/null
+  rm -f "$bg_log"
+}
 trap stop_background EXIT
 idle() { if chrt -i 0 true 2>/dev/null; then chrt -i 0 nice -n 19 "$@"; else nice -n 19 "$@"; fi; }
 background() {
