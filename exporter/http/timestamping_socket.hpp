@@ -81,8 +81,7 @@ class TimestampingSocket {
   // also the arrival of bytes still buffered above this layer (TLS records).
   std::int64_t last_kernel_ns() const { return last_kernel_ns_; }
 
-  // recvmsg() calls made so far, EAGAIN ones included (what a test or a
-  // benchmark counts: one per readiness event is the goal).
+  // recvmsg() calls made so far, EAGAIN ones included (tests bound it).
   std::uint64_t receive_calls() const { return receive_calls_; }
 
   // Initiates a read. Never completes inside the initiating call.
@@ -170,36 +169,26 @@ class TimestampingSocket {
 #if LSE_REACTOR_READ
   // The read as an operation of asio's epoll reactor, like asio's own
   // reactive_socket_recv_op but with recvmsg() and its control message.
-  template <class MutableBufferSequence>
-  class ReactorReadBase : public boost::asio::detail::reactor_op {
-   public:
-    ReactorReadBase(TimestampingSocket* self, const MutableBufferSequence& buffers,
-                    func_type complete)
-        : reactor_op(boost::system::error_code(), &ReactorReadBase::do_perform, complete),
-          self_(self),
-          buffers_(buffers) {}
-
-    static status do_perform(reactor_op* base) {
-      auto* o = static_cast<ReactorReadBase*>(base);
-      o->bytes_transferred_ = o->self_->receive(o->buffers_, o->ec_);
-      return o->ec_ == boost::asio::error::would_block ? not_done : done;
-    }
-
-   private:
-    TimestampingSocket* self_;
-    MutableBufferSequence buffers_;
-  };
-
   template <class MutableBufferSequence, class Handler, class IoExecutor>
-  class ReactorRead : public ReactorReadBase<MutableBufferSequence> {
+  class ReactorRead : public boost::asio::detail::reactor_op {
    public:
     BOOST_ASIO_DEFINE_HANDLER_PTR(ReactorRead);
 
     ReactorRead(TimestampingSocket* self, const MutableBufferSequence& buffers, Handler& handler,
                 const IoExecutor& io_ex)
-        : ReactorReadBase<MutableBufferSequence>(self, buffers, &ReactorRead::do_complete),
+        : reactor_op(boost::system::error_code(), &ReactorRead::do_perform,
+                     &ReactorRead::do_complete),
+          self_(self),
+          buffers_(buffers),
           handler_(std::move(handler)),
           work_(handler_, io_ex) {}
+
+    // One recvmsg(); EAGAIN leaves the operation waiting for the next event.
+    static status do_perform(reactor_op* base) {
+      auto* o = static_cast<ReactorRead*>(base);
+      o->bytes_transferred_ = o->self_->receive(o->buffers_, o->ec_);
+      return o->ec_ == boost::asio::error::would_block ? not_done : done;
+    }
 
     // As asio's own operations complete: the handler moves out, the memory
     // goes back before the upcall, no upcall when the reactor is destroyed.
@@ -220,6 +209,8 @@ class TimestampingSocket {
     }
 
    private:
+    TimestampingSocket* self_;
+    MutableBufferSequence buffers_;
     Handler handler_;
     boost::asio::detail::handler_work<Handler, IoExecutor> work_;
   };

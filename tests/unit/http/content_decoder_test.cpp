@@ -22,18 +22,30 @@ std::string sample() {
   return s;
 }
 
-std::string zlib_compress(const std::string& in, int window_bits) {
+// Compresses `in` whole; Z_SYNC_FLUSH instead of Z_FINISH leaves the stream
+// unfinished (no end block, no trailer), as a stream cut mid-way is.
+std::string zlib_compress(const std::string& in, int window_bits, int level = 6,
+                          int strategy = Z_DEFAULT_STRATEGY, int flush = Z_FINISH) {
   z_stream z{};
-  deflateInit2(&z, 6, Z_DEFLATED, window_bits, 8, Z_DEFAULT_STRATEGY);
+  deflateInit2(&z, level, Z_DEFLATED, window_bits, 8, strategy);
   std::string out(deflateBound(&z, in.size()) + 64, '\0');
   z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
   z.avail_in = in.size();
   z.next_out = reinterpret_cast<Bytef*>(out.data());
   z.avail_out = out.size();
-  EXPECT_EQ(deflate(&z, Z_FINISH), Z_STREAM_END);
+  EXPECT_EQ(deflate(&z, flush), flush == Z_FINISH ? Z_STREAM_END : Z_OK);
   out.resize(z.total_out);
   deflateEnd(&z);
   return out;
+}
+
+// What `coded` decodes to, fed in pieces of `piece` bytes.
+std::size_t decoded_size(const char* encoding, std::string_view coded, std::size_t piece) {
+  auto dec = make_content_decoder(encoding);
+  std::string out;
+  for (std::size_t i = 0; i < coded.size(); i += piece)
+    EXPECT_EQ(dec->decode(coded.substr(i, piece), out, kNoCap), Decoded::ok);
+  return out.size();
 }
 
 std::string brotli_compress(const std::string& in) {
@@ -119,27 +131,12 @@ TEST(ContentDecoder, PartialInputProducesWhatIsDecodable) {
 // Before the fix, cuts 21, 37 and 53 lost output in one piece.
 TEST(ContentDecoder, OutputPendingAfterTheLastInputByteIsNotLost) {
   const std::string plain(1u << 20, '\0');
-  z_stream z{};
-  deflateInit2(&z, 9, Z_DEFLATED, 15 + 16, 8, Z_RLE);
-  std::string flushed(deflateBound(&z, plain.size()) + 64, '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(plain.data()));
-  z.avail_in = plain.size();
-  z.next_out = reinterpret_cast<Bytef*>(flushed.data());
-  z.avail_out = flushed.size();
-  ASSERT_EQ(deflate(&z, Z_SYNC_FLUSH), Z_OK);
-  flushed.resize(z.total_out);
-  deflateEnd(&z);
+  const std::string flushed = zlib_compress(plain, 15 + 16, 9, Z_RLE, Z_SYNC_FLUSH);
   expect_roundtrip("gzip", flushed, plain);
-  auto decode_in = [](std::string_view coded, std::size_t piece) {
-    auto dec = make_content_decoder("gzip");
-    std::string out;
-    for (std::size_t i = 0; i < coded.size(); i += piece)
-      EXPECT_EQ(dec->decode(coded.substr(i, piece), out, kNoCap), Decoded::ok);
-    return out.size();
-  };
   for (std::size_t cut = 1; cut <= 64; ++cut) {
     const std::string_view part = std::string_view(flushed).substr(0, flushed.size() - cut);
-    EXPECT_EQ(decode_in(part, part.size()), decode_in(part, 1)) << "cut " << cut;
+    EXPECT_EQ(decoded_size("gzip", part, part.size()), decoded_size("gzip", part, 1))
+        << "cut " << cut;
   }
 }
 
@@ -158,15 +155,8 @@ TEST(ContentDecoder, BrotliOutputHeldByTheDecoderIsNotLost) {
   const std::size_t at = wire.find(head_end);
   ASSERT_NE(at, std::string::npos);
   const std::string body = wire.substr(at + head_end.size(), 211);
-  auto size_in = [&](std::size_t piece) {
-    auto dec = make_content_decoder("br");
-    std::string out;
-    for (std::size_t i = 0; i < body.size(); i += piece)
-      EXPECT_EQ(dec->decode(std::string_view(body).substr(i, piece), out, kNoCap), Decoded::ok);
-    return out.size();
-  };
-  EXPECT_EQ(size_in(body.size()), size_in(1));
-  EXPECT_EQ(size_in(body.size()), 16'777'409u);
+  EXPECT_EQ(decoded_size("br", body, body.size()), decoded_size("br", body, 1));
+  EXPECT_EQ(decoded_size("br", body, body.size()), 16'777'409u);
 }
 
 // A compression bomb stops at the cap, a few 16 KiB pieces past it at most,
