@@ -1,5 +1,5 @@
-// `run`: plan → N coroutines on one io_context pulling from the plan, each
-// with its own Prober per target → rows, progress, summary, report.
+// `run`: plan → N coroutines on one io_context pulling from the plan, with
+// probers shared per target → rows, progress, summary, report.
 #include "cli/run_command.hpp"
 
 #include <unistd.h>
@@ -33,6 +33,7 @@
 #include "config/config.hpp"
 #include "net/url.hpp"
 #include "probe/prober.hpp"
+#include "probe/prober_pool.hpp"
 #include "report/format.hpp"
 #include "report/html.hpp"
 #include "report/rows_file.hpp"
@@ -297,7 +298,10 @@ class Progress {
 };
 
 // Drives the plan on one io_context thread: `concurrency` coroutines share
-// the plan index; each owns one Prober (one connection) per target.
+// the plan index and a pool of probers per target (probe/prober_pool.hpp):
+// a slot takes one for its item's target and gives it back, so probers and
+// their keep-alive connections grow with the work in flight (at most
+// `concurrency` busy and `concurrency` idle), not with slots × targets.
 class Runner {
  public:
   Runner(const Experiment& ex, std::vector<PlanItem> plan, int concurrency,
@@ -308,17 +312,23 @@ class Runner {
         rows_(rows),
         progress_(progress),
         signals_(io_, SIGINT, SIGTERM),
-        ticker_(io_) {
-    const auto workers = static_cast<std::size_t>(std::max(1, concurrency));
-    probers_.resize(workers);
-    for (auto& per_target : probers_)
-      for (const auto& t : ex_.targets) {
-        try {
-          per_target.push_back(std::make_unique<probe::Prober>(io_, t, host, user_agent));
-        } catch (const std::exception& e) {
-          throw UsageError(e.what());
-        }
+        ticker_(io_),
+        workers_(static_cast<std::size_t>(std::max(1, concurrency))),
+        usage_rejected_(ex_.targets.size(), false),
+        pool_(workers_, [this, user_agent, host](std::size_t t) {
+          auto p = std::make_unique<probe::Prober>(io_, ex_.targets[t], host, user_agent);
+          if (usage_rejected_[t]) p->set_include_usage(false);
+          return p;
+        }) {
+    // One prober per target up front: a bad URL or TLS file fails here,
+    // before the first probe (the pool keeps the last `concurrency` of them).
+    for (std::size_t t = 0; t < ex_.targets.size(); ++t) {
+      try {
+        pool_.adopt(t, std::make_unique<probe::Prober>(io_, ex_.targets[t], host, user_agent));
+      } catch (const std::exception& e) {
+        throw UsageError(e.what());
       }
+    }
   }
 
   // Returns the signal that stopped the run, or 0.
@@ -326,9 +336,9 @@ class Runner {
     signals_.async_wait(
         [this](const boost::system::error_code& ec, int sig) { on_signal(ec, sig); });
     if (progress_.tty()) tick();
-    active_ = probers_.size();
-    for (std::size_t w = 0; w < probers_.size(); ++w)
-      asio::co_spawn(io_, worker(w), [this](const std::exception_ptr& e) {
+    active_ = workers_;
+    for (std::size_t w = 0; w < workers_; ++w)
+      asio::co_spawn(io_, worker(), [this](const std::exception_ptr& e) {
         if (e && !error_) error_ = e;
         if (--active_ == 0) {
           boost::system::error_code ignored;
@@ -355,11 +365,29 @@ class Runner {
   const std::set<std::string>& write_errors() const { return write_errors_; }
 
  private:
-  asio::awaitable<void> worker(std::size_t w) {
+  // Gives a prober back to the pool however its probe ends, and remembers
+  // what it learned about the target (a rejected stream_options).
+  struct Lease {
+    Runner& runner;
+    std::size_t target;
+    probe::Prober& prober;
+    Lease(Runner& r, std::size_t t) : runner(r), target(t), prober(r.pool_.acquire(t)) {}
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    ~Lease() {
+      if (!prober.include_usage()) runner.usage_rejected_[target] = true;
+      runner.pool_.release(prober);
+    }
+  };
+
+  asio::awaitable<void> worker() {
     while (!stopping_ && next_ < plan_.size()) {
       const PlanItem item = plan_[next_++];
-      probe::Prober& prober = *probers_[w][item.target];
-      probe::ProbeResult r = co_await prober.run(ex_.prompts[item.target][item.prompt]);
+      probe::ProbeResult r;
+      {
+        const Lease lease(*this, item.target);
+        r = co_await lease.prober.run(ex_.prompts[item.target][item.prompt]);
+      }
       schedule::clean_upstream_text(
           r, util::Redactor(config::secret_values(ex_.targets[item.target])));
       if (stopping_ && !r.ok && r.reason == probe::FailureReason::canceled) {
@@ -403,8 +431,7 @@ class Runner {
     }
     stopping_ = true;
     stopped_by_ = sig;
-    for (auto& per_target : probers_)
-      for (auto& p : per_target) p->cancel();
+    pool_.cancel_busy();
     ticker_.cancel();
     signals_.async_wait([this](const boost::system::error_code& e, int s) { on_signal(e, s); });
   }
@@ -425,7 +452,9 @@ class Runner {
   asio::io_context io_;
   asio::signal_set signals_;
   asio::steady_timer ticker_;
-  std::vector<std::vector<std::unique_ptr<probe::Prober>>> probers_;  // [worker][target]
+  std::size_t workers_;
+  std::vector<bool> usage_rejected_;  // per target: the server refused stream_options
+  probe::ProberPool<probe::Prober> pool_;
   std::size_t next_ = 0;
   std::size_t active_ = 0;
   std::size_t measured_done_ = 0;

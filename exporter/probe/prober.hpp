@@ -46,6 +46,8 @@ class Prober {
 
   // False once a 400 showed that the server rejects stream_options.
   bool include_usage() const { return include_usage_; }
+  // What another prober of the same target learned (`run` shares it).
+  void set_include_usage(bool on) { include_usage_ = on; }
 
  private:
   struct Attempt;

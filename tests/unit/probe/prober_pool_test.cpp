@@ -1,0 +1,137 @@
+// ProberPool: probers reused per target across worker slots, idle ones
+// bounded, the longest idle dropped first, busy ones canceled.
+#include "probe/prober_pool.hpp"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <vector>
+
+namespace lse::probe {
+namespace {
+
+struct Stub {
+  std::size_t target;
+  int id;
+  int* alive;
+  int canceled = 0;
+  Stub(std::size_t t, int i, int* a) : target(t), id(i), alive(a) { ++*alive; }
+  ~Stub() { --*alive; }
+  void cancel() { ++canceled; }
+};
+
+struct ProberPoolTest : ::testing::Test {
+  int alive = 0;
+  int next_id = 0;
+  std::vector<std::size_t> made_for;
+  ProberPool<Stub> pool_with(std::size_t max_idle) {
+    return ProberPool<Stub>(max_idle, [this](std::size_t t) {
+      made_for.push_back(t);
+      return std::make_unique<Stub>(t, next_id++, &alive);
+    });
+  }
+};
+
+TEST_F(ProberPoolTest, AProberGivenBackServesTheNextProbeOfItsTargetFromAnySlot) {
+  auto pool = pool_with(4);
+  Stub& a = pool.acquire(7);
+  EXPECT_EQ(a.target, 7u);
+  const int id = a.id;
+  pool.release(a);
+  Stub& again = pool.acquire(7);  // another slot, same target: same prober
+  EXPECT_EQ(again.id, id);
+  EXPECT_EQ(pool.created(), 1u);
+  Stub& other = pool.acquire(3);  // another target: a new one
+  EXPECT_NE(other.id, id);
+  EXPECT_EQ(other.target, 3u);
+  EXPECT_EQ(made_for, (std::vector<std::size_t>{7, 3}));
+}
+
+TEST_F(ProberPoolTest, TwoProbesOfOneTargetAtOnceGetTwoProbers) {
+  auto pool = pool_with(4);
+  Stub& a = pool.acquire(1);
+  Stub& b = pool.acquire(1);
+  EXPECT_NE(&a, &b);
+  EXPECT_EQ(pool.size(), 2u);
+  EXPECT_EQ(pool.idle(), 0u);
+  pool.release(b);
+  pool.release(a);
+  EXPECT_EQ(pool.idle(), 2u);
+  // The one given back last comes first.
+  EXPECT_EQ(&pool.acquire(1), &a);
+}
+
+TEST_F(ProberPoolTest, IdleProbersAreBoundedAndTheLongestIdleGoesFirst) {
+  auto pool = pool_with(2);
+  Stub& t0 = pool.acquire(0);
+  Stub& t1 = pool.acquire(1);
+  Stub& t2 = pool.acquire(2);
+  EXPECT_EQ(alive, 3);
+  pool.release(t0);  // idle longest
+  pool.release(t1);
+  pool.release(t2);  // three idle > 2: t0 goes
+  EXPECT_EQ(alive, 2);
+  EXPECT_EQ(pool.idle(), 2u);
+  pool.acquire(0);  // t0 was dropped: a new prober
+  EXPECT_EQ(pool.created(), 4u);
+  pool.acquire(1);  // t1 and t2 kept theirs
+  pool.acquire(2);
+  EXPECT_EQ(pool.created(), 4u);
+}
+
+TEST_F(ProberPoolTest, BusyProbersAreNeverDroppedAndCancelReachesOnlyThem) {
+  auto pool = pool_with(0);
+  Stub& busy = pool.acquire(0);
+  Stub& done = pool.acquire(1);
+  pool.release(done);  // max_idle 0: dropped at once
+  EXPECT_EQ(alive, 1);
+  pool.cancel_busy();
+  EXPECT_EQ(busy.canceled, 1);
+  pool.release(busy);
+  EXPECT_EQ(alive, 0);
+}
+
+TEST_F(ProberPoolTest, AdoptedProbersAreIdleAndTrimmed) {
+  auto pool = pool_with(2);
+  for (std::size_t t = 0; t < 5; ++t)
+    pool.adopt(t, std::make_unique<Stub>(t, 100 + static_cast<int>(t), &alive));
+  EXPECT_EQ(alive, 2);  // the last two adopted stay
+  EXPECT_EQ(pool.acquire(4).id, 104);
+  EXPECT_EQ(pool.acquire(3).id, 103);
+  EXPECT_EQ(pool.acquire(0).id, 0);  // from the factory
+}
+
+TEST_F(ProberPoolTest, ReleasingTwiceOrAStrangerIsALogicError) {
+  auto pool = pool_with(2);
+  Stub& a = pool.acquire(0);
+  pool.release(a);
+  EXPECT_THROW(pool.release(a), std::logic_error);
+  Stub stranger(0, -1, &alive);
+  EXPECT_THROW(pool.release(stranger), std::logic_error);
+}
+
+// The bound that `run` relies on: with C slots driving a shuffled plan over
+// T targets, never more than C busy + max_idle probers exist.
+TEST_F(ProberPoolTest, ProbersStayWithinSlotsPlusIdleWhateverTheTargets) {
+  constexpr std::size_t kSlots = 50, kTargets = 1000;
+  auto pool = pool_with(kSlots);
+  std::mt19937 rng(7);
+  std::vector<Stub*> in_flight;
+  std::size_t most = 0;
+  for (int step = 0; step < 20000; ++step) {
+    if (in_flight.size() < kSlots && (in_flight.empty() || rng() % 2)) {
+      in_flight.push_back(&pool.acquire(rng() % kTargets));
+    } else {
+      const std::size_t i = rng() % in_flight.size();
+      pool.release(*in_flight[i]);
+      in_flight.erase(in_flight.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+    most = std::max(most, pool.size());
+    ASSERT_EQ(static_cast<std::size_t>(alive), pool.size());
+  }
+  EXPECT_LE(most, 2 * kSlots);
+  EXPECT_GT(most, kSlots);  // the idle ones were kept (up to the bound)
+}
+
+}  // namespace
+}  // namespace lse::probe
