@@ -300,8 +300,9 @@ class Progress {
 // Drives the plan on one io_context thread: `concurrency` coroutines share
 // the plan index and a pool of probers per target (probe/prober_pool.hpp):
 // a slot takes one for its item's target and gives it back, so probers and
-// their keep-alive connections grow with the work in flight (at most
-// `concurrency` busy and `concurrency` idle), not with slots × targets.
+// their keep-alive connections grow with the work (at most `concurrency`
+// busy, one idle per target, `concurrency` idle spares), not with
+// slots × targets.
 class Runner {
  public:
   Runner(const Experiment& ex, std::vector<PlanItem> plan, int concurrency,
@@ -321,7 +322,7 @@ class Runner {
           return p;
         }) {
     // One prober per target up front: a bad URL or TLS file fails here,
-    // before the first probe (the pool keeps the last `concurrency` of them).
+    // before the first probe (each stays as its target's idle prober).
     for (std::size_t t = 0; t < ex_.targets.size(); ++t) {
       try {
         pool_.adopt(t, std::make_unique<probe::Prober>(io_, ex_.targets[t], host, user_agent));

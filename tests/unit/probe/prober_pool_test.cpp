@@ -61,44 +61,63 @@ TEST_F(ProberPoolTest, TwoProbesOfOneTargetAtOnceGetTwoProbers) {
   EXPECT_EQ(&pool.acquire(1), &a);
 }
 
-TEST_F(ProberPoolTest, IdleProbersAreBoundedAndTheLongestIdleGoesFirst) {
-  auto pool = pool_with(2);
-  Stub& t0 = pool.acquire(0);
-  Stub& t1 = pool.acquire(1);
-  Stub& t2 = pool.acquire(2);
+TEST_F(ProberPoolTest, SpareIdleProbersAreBoundedAndTheLongestIdleGoesFirst) {
+  auto pool = pool_with(1);
+  Stub& a0 = pool.acquire(0);
+  Stub& a1 = pool.acquire(0);
+  Stub& a2 = pool.acquire(0);
+  Stub& b = pool.acquire(1);
+  EXPECT_EQ(alive, 4);
+  pool.release(a0);  // target 0's one idle prober
+  pool.release(a1);  // one spare: within the bound
+  EXPECT_EQ(alive, 4);
+  pool.release(a2);  // two spares > 1: a0, idle longest, goes
   EXPECT_EQ(alive, 3);
-  pool.release(t0);  // idle longest
-  pool.release(t1);
-  pool.release(t2);  // three idle > 2: t0 goes
-  EXPECT_EQ(alive, 2);
   EXPECT_EQ(pool.idle(), 2u);
-  pool.acquire(0);  // t0 was dropped: a new prober
+  EXPECT_EQ(pool.spare(), 1u);
+  pool.release(b);  // target 1's one idle prober: not a spare, kept
+  EXPECT_EQ(alive, 3);
+  EXPECT_EQ(pool.spare(), 1u);
+  EXPECT_EQ(&pool.acquire(0), &a2);  // the one given back last
+  EXPECT_EQ(&pool.acquire(0), &a1);
   EXPECT_EQ(pool.created(), 4u);
-  pool.acquire(1);  // t1 and t2 kept theirs
-  pool.acquire(2);
-  EXPECT_EQ(pool.created(), 4u);
+  pool.acquire(0);  // a0 was dropped: a new prober
+  EXPECT_EQ(pool.created(), 5u);
+}
+
+TEST_F(ProberPoolTest, EveryTargetKeepsItsWarmProberWhateverTheBound) {
+  auto pool = pool_with(0);
+  for (std::size_t t = 0; t < 10; ++t) pool.release(pool.acquire(t));
+  EXPECT_EQ(alive, 10);
+  EXPECT_EQ(pool.spare(), 0u);
+  for (std::size_t t = 0; t < 10; ++t) pool.release(pool.acquire(t));
+  EXPECT_EQ(pool.created(), 10u);  // each target's next probe found its prober
 }
 
 TEST_F(ProberPoolTest, BusyProbersAreNeverDroppedAndCancelReachesOnlyThem) {
   auto pool = pool_with(0);
   Stub& busy = pool.acquire(0);
-  Stub& done = pool.acquire(1);
-  pool.release(done);  // max_idle 0: dropped at once
-  EXPECT_EQ(alive, 1);
+  Stub& first = pool.acquire(1);
+  Stub& second = pool.acquire(1);
+  pool.release(first);   // target 1's idle one: kept
+  pool.release(second);  // a spare, max_idle 0: dropped at once
+  EXPECT_EQ(alive, 2);
   pool.cancel_busy();
   EXPECT_EQ(busy.canceled, 1);
+  EXPECT_EQ(second.canceled + first.canceled, 0);
   pool.release(busy);
-  EXPECT_EQ(alive, 0);
+  EXPECT_EQ(alive, 2);
 }
 
-TEST_F(ProberPoolTest, AdoptedProbersAreIdleAndTrimmed) {
-  auto pool = pool_with(2);
+TEST_F(ProberPoolTest, AdoptedProbersAreIdleAndServeTheFirstProbe) {
+  auto pool = pool_with(0);
   for (std::size_t t = 0; t < 5; ++t)
     pool.adopt(t, std::make_unique<Stub>(t, 100 + static_cast<int>(t), &alive));
-  EXPECT_EQ(alive, 2);  // the last two adopted stay
-  EXPECT_EQ(pool.acquire(4).id, 104);
-  EXPECT_EQ(pool.acquire(3).id, 103);
-  EXPECT_EQ(pool.acquire(0).id, 0);  // from the factory
+  pool.adopt(4, std::make_unique<Stub>(4, 200, &alive));  // a spare: dropped
+  EXPECT_EQ(alive, 5);
+  EXPECT_EQ(pool.acquire(4).id, 200);  // the one adopted last (the first went)
+  EXPECT_EQ(pool.acquire(0).id, 100);
+  EXPECT_EQ(pool.acquire(0).id, 0);  // a second probe of 0 at once: from the factory
 }
 
 TEST_F(ProberPoolTest, ReleasingTwiceOrAStrangerIsALogicError) {
@@ -111,14 +130,14 @@ TEST_F(ProberPoolTest, ReleasingTwiceOrAStrangerIsALogicError) {
 }
 
 // The bound that `run` relies on: with C slots driving a shuffled plan over
-// T targets, never more than C busy + max_idle probers exist.
-TEST_F(ProberPoolTest, ProbersStayWithinSlotsPlusIdleWhateverTheTargets) {
+// T targets, never more than C busy + one idle per target + max_idle spares.
+TEST_F(ProberPoolTest, ProbersStayWithinSlotsTargetsAndSpares) {
   constexpr std::size_t kSlots = 50, kTargets = 1000;
   auto pool = pool_with(kSlots);
   std::mt19937 rng(7);
   std::vector<Stub*> in_flight;
   std::size_t most = 0;
-  for (int step = 0; step < 20000; ++step) {
+  for (int step = 0; step < 40000; ++step) {
     if (in_flight.size() < kSlots && (in_flight.empty() || rng() % 2)) {
       in_flight.push_back(&pool.acquire(rng() % kTargets));
     } else {
@@ -128,9 +147,10 @@ TEST_F(ProberPoolTest, ProbersStayWithinSlotsPlusIdleWhateverTheTargets) {
     }
     most = std::max(most, pool.size());
     ASSERT_EQ(static_cast<std::size_t>(alive), pool.size());
+    ASSERT_LE(pool.spare(), kSlots);
   }
-  EXPECT_LE(most, 2 * kSlots);
-  EXPECT_GT(most, kSlots);  // the idle ones were kept (up to the bound)
+  EXPECT_LE(most, kSlots + kTargets + kSlots);
+  EXPECT_GT(most, kTargets);  // every target's prober was kept
 }
 
 }  // namespace
