@@ -10,7 +10,9 @@
 #include "http/timestamping_socket.hpp"
 
 #include <algorithm>
+#include <boost/asio/compose.hpp>
 #include <boost/asio/connect.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/ssl/error.hpp>
 #include <boost/asio/ssl/stream.hpp>
@@ -112,6 +114,7 @@ std::optional<double> retry_after_seconds(std::string_view value, double now_uni
 
 void Client::arm(TimePoint deadline, std::function<void()> on_expiry) {
   timed_out_ = false;
+  watch_armed_ = false;
   abort_ = std::move(on_expiry);
   const auto generation = ++timer_generation_;
   timer_.expires_at(deadline);
@@ -135,6 +138,35 @@ void Client::disarm() {
   ++timer_generation_;
   timer_.cancel();
   abort_ = nullptr;
+  watch_armed_ = false;
+}
+
+void Client::watch_reads(TimePoint deadline) {
+  timed_out_ = false;
+  abort_ = nullptr;  // cancel() cancels the socket itself
+  read_deadline_ = deadline;
+  if (!watch_armed_ || watch_at_ > deadline) arm_watch(deadline);
+}
+
+void Client::arm_watch(TimePoint at) {
+  const auto generation = ++timer_generation_;
+  watch_armed_ = true;
+  watch_at_ = at;
+  timer_.expires_at(at);
+  timer_.async_wait([this, generation](error_code ec) {
+    if (ec || generation != timer_generation_) return;
+    watch_armed_ = false;
+    // No read in flight: the next one arms the watch at its own deadline
+    // (and one past it is caught by its arrival stamp).
+    if (!read_in_flight_) return;
+    if (Clock::now() < read_deadline_) {
+      arm_watch(read_deadline_);
+      return;
+    }
+    timed_out_ = true;
+    error_code ignored;
+    conn_->socket.cancel(ignored);
+  });
 }
 
 void Client::cancel() {
@@ -276,23 +308,22 @@ awaitable<Client::Step> Client::send(const RequestMessage& message, TimePoint de
   co_return outcome(Stage::send, ec, "timeout writing request", "write: ");
 }
 
-awaitable<Client::Step> Client::receive(Stage stage, TimePoint deadline) {
-  Conn* c = conn_.get();
-  // One buffer per client, allocated once and never cleared: growing in_ by
-  // kReadChunk before every read zero-filled 64 KiB per chunk (the largest CPU
-  // cost per chunk) and kept 64 KiB of every target resident.
+// A socket read: the deadline watched, the buffer ready, the read in flight.
+// One buffer per client, allocated once and never cleared: growing in_ by
+// kReadChunk before every read zero-filled 64 KiB per chunk (the largest CPU
+// cost per chunk) and kept 64 KiB of every target resident.
+asio::mutable_buffer Client::begin_receive(TimePoint deadline) {
   if (!read_buf_) read_buf_ = std::make_unique_for_overwrite<char[]>(kReadChunk);
-  error_code ec;
-  arm(deadline, [c] {
-    error_code ignored;
-    c->socket.cancel(ignored);
-  });
-  std::size_t n = 0;
-  auto buf = asio::buffer(read_buf_.get(), kReadChunk);
-  if (c->tls)
-    n = co_await c->tls->async_read_some(buf, redirect_error(use_awaitable, ec));
-  else
-    n = co_await c->reader.async_read_some(buf, redirect_error(use_awaitable, ec));
+  watch_reads(deadline);
+  read_in_flight_ = true;
+  return asio::buffer(read_buf_.get(), kReadChunk);
+}
+
+// What a socket read of `n` bytes ending with `ec` brought: its arrival
+// stamped, its bytes fed to the reader, its fault at `stage`.
+Client::Step Client::received(Stage stage, TimePoint deadline, error_code ec, std::size_t n) {
+  read_in_flight_ = false;
+  Conn* c = conn_.get();
   // The arrival instant, before any parsing: the kernel's receive stamp of the
   // latest segment read (under TLS, the last one that fed these bytes), never
   // later than now nor earlier than the previous arrival; now without a stamp.
@@ -302,7 +333,6 @@ awaitable<Client::Step> Client::receive(Stage stage, TimePoint deadline) {
     last_read_at_ = std::max(last_read_at_, kernel_stamp_to_steady(kernel_ns, now));
   else
     last_read_at_ = now;
-  disarm();
   // Bytes that arrived after the deadline are the deadline's, not the
   // stream's. Reads of a peer that keeps sending complete at once and would
   // otherwise always win the race with the timer: such a stream never ended.
@@ -315,7 +345,19 @@ awaitable<Client::Step> Client::receive(Stage stage, TimePoint deadline) {
   Step f = outcome(stage, ec, "timeout", "");
   if (f && f->interrupt == Interrupt::none && closed_by_peer(ec))
     f->detail = "connection closed by peer";
-  co_return f;
+  return f;
+}
+
+awaitable<Client::Step> Client::receive(Stage stage, TimePoint deadline) {
+  Conn* c = conn_.get();
+  const asio::mutable_buffer buf = begin_receive(deadline);
+  error_code ec;
+  std::size_t n = 0;
+  if (c->tls)
+    n = co_await c->tls->async_read_some(buf, redirect_error(use_awaitable, ec));
+  else
+    n = co_await c->reader.async_read_some(buf, redirect_error(use_awaitable, ec));
+  co_return received(stage, deadline, ec, n);
 }
 
 // Reads heads until the final one: interim (1xx) responses are counted in
@@ -398,30 +440,82 @@ Result<Chunk> Client::deliver_then(Fault fault) {
   return chunk();
 }
 
-awaitable<Result<Chunk>> Client::read(TimePoint deadline) {
+// What read() answers without a socket read, if anything.
+std::optional<Result<Chunk>> Client::read_buffered() {
   reader_.clear_decoded();
   if (pending_) {
     Fault fault = std::move(*pending_);
     pending_.reset();
-    co_return fault;
+    return Result<Chunk>(std::move(fault));
   }
-  if (!reader_.in_response() || reader_.body_done()) co_return chunk();
+  if (!reader_.in_response() || reader_.body_done()) return chunk();
   // Bytes buffered by an earlier read belong to that read's instant.
   if (reader_.has_unparsed()) {
-    if (Step f = reader_.decode_body()) co_return deliver_then(std::move(*f));
-    if (!reader_.decoded().empty() || reader_.body_done()) co_return chunk();
+    if (Step f = reader_.decode_body()) return deliver_then(std::move(*f));
+    if (!reader_.decoded().empty() || reader_.body_done()) return chunk();
   }
-  for (;;) {
-    Step fault = co_await receive(Stage::body, deadline);
-    if (reader_.has_unparsed()) {
-      if (Step f = reader_.decode_body()) co_return deliver_then(std::move(*f));
-    }
-    if (fault) {
-      if (Step f = reader_.end_of_stream(*fault)) co_return deliver_then(std::move(*f));
-      co_return chunk();
-    }
-    if (!reader_.decoded().empty() || reader_.body_done()) co_return chunk();
+  return std::nullopt;
+}
+
+// What read() answers after a socket read of the body, or nullopt: it
+// brought no body bytes yet (read again).
+std::optional<Result<Chunk>> Client::after_body_read(TimePoint deadline, error_code ec,
+                                                     std::size_t n) {
+  const Step fault = received(Stage::body, deadline, ec, n);
+  if (reader_.has_unparsed()) {
+    if (Step f = reader_.decode_body()) return deliver_then(std::move(*f));
   }
+  if (fault) {
+    if (Step f = reader_.end_of_stream(*fault)) return deliver_then(std::move(*f));
+    return chunk();
+  }
+  if (!reader_.decoded().empty() || reader_.body_done()) return chunk();
+  return std::nullopt;
+}
+
+// read() as one asynchronous operation rather than a coroutine awaiting
+// coroutines: per chunk, the caller's await of it is the only coroutine
+// frame and the socket read the only operation, and asio recycles both
+// (one block per kind per thread): no heap allocation per chunk. An answer
+// without a socket read goes through post(), never completing inside read().
+struct Client::ReadOp {
+  Client* client;
+  TimePoint deadline;
+  std::optional<Result<Chunk>> ready;
+  bool started = false;
+
+  template <class Self>
+  void operator()(Self& self, error_code ec = {}, std::size_t n = 0) {
+    Client& c = *client;
+    if (ready) {
+      Result<Chunk> answer = std::move(*ready);
+      ready.reset();
+      self.complete(std::move(answer));
+      return;
+    }
+    if (!started) {
+      started = true;
+      ready = c.read_buffered();
+      if (ready) {
+        asio::post(c.io_, std::move(self));
+        return;
+      }
+    } else if (std::optional<Result<Chunk>> answer = c.after_body_read(deadline, ec, n)) {
+      self.complete(std::move(*answer));
+      return;
+    }
+    Conn* conn = c.conn_.get();
+    const asio::mutable_buffer buf = c.begin_receive(deadline);
+    if (conn->tls)
+      conn->tls->async_read_some(buf, std::move(self));
+    else
+      conn->reader.async_read_some(buf, std::move(self));
+  }
+};
+
+awaitable<Result<Chunk>> Client::read(TimePoint deadline) {
+  return asio::async_compose<const asio::use_awaitable_t<>&, void(Result<Chunk>)>(
+      ReadOp{this, deadline, std::nullopt, false}, use_awaitable, io_);
 }
 
 void Client::finish(bool reuse) {

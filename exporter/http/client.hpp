@@ -124,8 +124,14 @@ class Client {
                                                  std::size_t& interim);
   asio::awaitable<Started> exchange(const RequestMessage& message, TimePoint deadline, bool& stale);
 
-  // One socket read into in_, stamped; the fault is at `stage`.
+  // One socket read into in_, stamped; the fault is at `stage`. Its two
+  // halves are shared with ReadOp (the body read, read()).
   asio::awaitable<Step> receive(Stage stage, TimePoint deadline);
+  asio::mutable_buffer begin_receive(TimePoint deadline);
+  Step received(Stage stage, TimePoint deadline, error_code ec, std::size_t n);
+  struct ReadOp;
+  std::optional<Result<Chunk>> read_buffered();
+  std::optional<Result<Chunk>> after_body_read(TimePoint deadline, error_code ec, std::size_t n);
   Chunk chunk() const;
   Result<Chunk> deliver_then(Fault fault);
 
@@ -136,6 +142,14 @@ class Client {
   void arm(TimePoint deadline, std::function<void()> on_expiry);
   void arm_close(TimePoint deadline);
   void disarm();
+  // The deadline of socket reads (headers and body), watched lazily: a read
+  // only moves read_deadline_, and the timer stays armed at its expiry. When
+  // it fires before read_deadline_ (the deadline moved later meanwhile, as an
+  // idle deadline does with every chunk) it re-arms there; past it, it
+  // cancels the read in flight. One timer operation per idle period instead of
+  // a wait and a cancel per chunk.
+  void watch_reads(TimePoint deadline);
+  void arm_watch(TimePoint at);
 
   asio::io_context& io_;
   ClientOptions options_;
@@ -145,6 +159,10 @@ class Client {
   bool timed_out_ = false;
   bool canceled_ = false;
   std::function<void()> abort_;
+  TimePoint read_deadline_{};  // of the read in flight (or the last one)
+  TimePoint watch_at_{};       // the timer's expiry while watch_armed_
+  bool watch_armed_ = false;
+  bool read_in_flight_ = false;
   std::unique_ptr<Conn> conn_;        // in use or pooled
   bool conn_pooled_ = false;          // conn_ came from the pool (reused)
   std::unique_ptr<char[]> read_buf_;  // each socket read lands here; only its bytes go to in_

@@ -154,11 +154,13 @@ std::optional<std::string> clock_violation(const Timeline& t) {
       {"end of stream", &t.end}};
   for (const auto& [name, at] : instants)
     if (*at && **at < t.start) return std::string(name) + " stamped before the probe started";
+  // The chunk's name is written only for a violation (this runs once per
+  // probe over every chunk: no allocation per chunk).
+  const auto chunk = [](std::size_t i) { return "content chunk " + std::to_string(i + 1); };
   for (std::size_t i = 0; i < t.content_arrivals.size(); ++i) {
-    const std::string chunk = "content chunk " + std::to_string(i + 1);
-    if (t.content_arrivals[i] < t.start) return chunk + " stamped before the probe started";
+    if (t.content_arrivals[i] < t.start) return chunk(i) + " stamped before the probe started";
     if (i > 0 && t.content_arrivals[i] < t.content_arrivals[i - 1])
-      return chunk + " stamped before the chunk before it";
+      return chunk(i) + " stamped before the chunk before it";
   }
   if (t.end && !t.content_arrivals.empty() && *t.end < t.content_arrivals.back())
     return "end of stream stamped before the last content chunk";

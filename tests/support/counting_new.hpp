@@ -14,13 +14,17 @@
 
 namespace lse::test {
 inline std::atomic<long> g_allocations{0};
+// This thread's allocations: for tests with a peer thread that allocates.
+inline thread_local long t_allocations = 0;
 
 inline void* counted_alloc(std::size_t n) noexcept {
   g_allocations.fetch_add(1, std::memory_order_relaxed);
+  ++t_allocations;
   return std::malloc(n == 0 ? 1 : n);
 }
 inline void* counted_alloc(std::size_t n, std::align_val_t a) noexcept {
   g_allocations.fetch_add(1, std::memory_order_relaxed);
+  ++t_allocations;
   const auto align = static_cast<std::size_t>(a);
   const std::size_t size = n == 0 ? align : (n + align - 1) / align * align;
   return std::aligned_alloc(align, size);

@@ -498,4 +498,119 @@ TEST(ClientHttp, ACompressionBombFailsTheBodyAtTheCap) {
     EXPECT_LE(r.bytes.size(), lse::http::ResponseLimits{}.max_decoded_bytes_per_read + 64 * 1024);
 }
 
+// --- deadlines that move: each read() carries its own ---------------------------------
+
+// Reads until the body ends or a read fails; read i's deadline is
+// deadline_of(i, now). Returns the reads.
+asio::awaitable<std::vector<Read>> reads_with(
+    lse::http::Client& client, const std::function<TimePoint(int, TimePoint)>& deadline_of) {
+  std::vector<Read> out;
+  const lse::http::Request request{"/chat", "{}", {}};
+  lse::http::Started started = co_await client.start(request, Clock::now() + 5s);
+  if (!started.response) {
+    Read r;
+    r.fault = started.response.fault();
+    out.push_back(std::move(r));
+    client.finish(false);
+    co_return out;
+  }
+  for (int i = 0; i < 1000; ++i) {
+    auto chunk = co_await client.read(deadline_of(i, Clock::now()));
+    Read r;
+    r.arrival = Clock::now();  // when read() answered (a fault has no arrival)
+    if (!chunk) {
+      r.fault = chunk.fault();
+      out.push_back(std::move(r));
+      break;
+    }
+    r.bytes = std::string(chunk->bytes);
+    r.body_done = chunk->body_done;
+    out.push_back(std::move(r));
+    if (out.back().body_done) break;
+  }
+  client.finish(false);
+  co_return out;
+}
+
+// An idle deadline: every read may wait 150 ms. Eight events 60 ms apart
+// take 480 ms in all, far past the first read's deadline, and all arrive;
+// then the peer stalls and the read after the last event fails at its own
+// deadline, 150 ms after that event (not at any earlier read's).
+TEST(ClientHttp, AnIdleDeadlineMovesWithEveryReadAndOnlyTheLastOneCounts) {
+  ScriptedPeer peer([](PeerConn& c) {
+    c.read_request();
+    c.send(kChunkedHead);
+    for (int i = 0; i < 8; ++i) {
+      PeerConn::pause(60ms);
+      c.send(chunked(kEvent));
+    }
+    c.hang();
+  });
+  std::vector<Read> reads;
+  with_client(peer, [&](lse::http::Client& client) -> asio::awaitable<void> {
+    reads = co_await reads_with(client, [](int, TimePoint now) { return now + 150ms; });
+  });
+  ASSERT_EQ(reads.size(), 9u);
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_FALSE(reads[i].fault) << "read " << i << ": " << reads[i].fault->detail;
+    EXPECT_EQ(reads[i].bytes, kEvent);
+  }
+  ASSERT_TRUE(reads[8].fault);
+  EXPECT_EQ(reads[8].fault->interrupt, lse::http::Interrupt::deadline);
+  EXPECT_EQ(reads[8].fault->stage, lse::http::Stage::body);
+  EXPECT_NEAR(ms(reads[8].arrival - reads[7].arrival), 150.0, 100.0);
+}
+
+// A later read with an earlier deadline than the one before: the earlier
+// one holds (the first read may wait 5 s, the second only 100 ms).
+TEST(ClientHttp, ALaterReadWithAnEarlierDeadlineFailsAtThatDeadline) {
+  ScriptedPeer peer([](PeerConn& c) {
+    c.read_request();
+    c.send(kChunkedHead);
+    PeerConn::pause(50ms);
+    c.send(chunked(kEvent));
+    c.hang();
+  });
+  std::vector<Read> reads;
+  TimePoint second_asked{};
+  with_client(peer, [&](lse::http::Client& client) -> asio::awaitable<void> {
+    reads = co_await reads_with(client, [&](int i, TimePoint now) {
+      if (i == 0) return now + 5s;
+      second_asked = now;
+      return now + 100ms;
+    });
+  });
+  ASSERT_EQ(reads.size(), 2u);
+  EXPECT_EQ(reads[0].bytes, kEvent);
+  ASSERT_TRUE(reads[1].fault);
+  EXPECT_EQ(reads[1].fault->interrupt, lse::http::Interrupt::deadline);
+  EXPECT_NEAR(ms(reads[1].arrival - second_asked), 100.0, 80.0);
+}
+
+// A deadline met by a read of one exchange does not reach the next exchange
+// on the pooled connection: the second answer comes 250 ms after the first
+// exchange's (long passed) read deadline and is read whole.
+TEST(ClientHttp, AReadDeadlineEndsWithItsExchange) {
+  ScriptedPeer peer([](PeerConn& c) {
+    for (int n = 0; n < 2; ++n) {
+      c.read_request();
+      if (n == 1) PeerConn::pause(250ms);
+      c.send(kChunkedHead + chunked(kEvent) + "0\r\n\r\n");
+    }
+    c.hang();
+  });
+  Exchange first, second;
+  with_client(peer, [&](lse::http::Client& client) -> asio::awaitable<void> {
+    first = co_await exchange(client, Clock::now() + 100ms, 100, true);
+    second = co_await exchange(client, Clock::now() + 2s, 100, true);
+  });
+  ASSERT_TRUE(first.response);
+  EXPECT_EQ(whole_body(first), kEvent);
+  ASSERT_TRUE(second.response) << second.fault->detail;
+  EXPECT_FALSE(second.stamps.connected) << "the connection was not reused";
+  EXPECT_EQ(whole_body(second), kEvent);
+  ASSERT_FALSE(second.reads.empty());
+  EXPECT_FALSE(second.reads.back().fault);
+}
+
 }  // namespace
