@@ -11,8 +11,6 @@
 
 #include "server/server.hpp"
 
-#include <sys/resource.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <array>
@@ -44,6 +42,7 @@
 #include "net/listen_address.hpp"
 #include "server/connections.hpp"
 #include "server/routes.hpp"
+#include "util/thread_priority.hpp"
 #include "util/wall_clock.hpp"
 #include "web/basic_auth.hpp"
 #include "web/policy.hpp"
@@ -494,8 +493,8 @@ struct Server::Impl {
   void start_thread() {
     thread = std::thread([this] {
       // Scrapes yield to the probe thread: a /metrics render must never delay
-      // the read that timestamps a chunk (Linux nice values are per thread).
-      setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), 10);
+      // the read that timestamps a chunk.
+      util::step_below_probes("lse-server");
       run();
     });
   }
@@ -647,6 +646,8 @@ Server::Server(const std::string& listen, Hooks hooks, const report::RowStore& r
   if (web_config) {
     impl_->auth_pool.emplace(1);
     impl_->shared->auth_pool = &*impl_->auth_pool;
+    // bcrypt is CPU-bound: below the probe thread too.
+    asio::post(*impl_->auth_pool, [] { util::step_below_probes("lse-auth"); });
   }
   impl_->listen = listen;
 }

@@ -8,9 +8,14 @@
 #include "server/server.hpp"
 
 #include <gtest/gtest.h>
+#include <pthread.h>
+#include <sched.h>
 #include <simdjson.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <atomic>
@@ -21,6 +26,7 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 #include <chrono>
+#include <mutex>
 #include <thread>
 
 #include "report/row_json.hpp"
@@ -86,6 +92,10 @@ class ServerTest : public ::testing::Test {
   std::atomic<bool> reload_ok{true};
   std::atomic<bool> metrics_throws{false};
   std::thread::id metrics_thread;
+  std::atomic<int> metrics_policy{-1};  // the rendering thread's scheduling policy
+  std::atomic<int> metrics_nice{-100};
+  std::mutex name_mutex;
+  std::string metrics_thread_name;  // guarded by name_mutex
   std::atomic<metrics::Exposition> last_format{metrics::Exposition::text};
   ServerOptions options;  // what start() uses, besides its limits
   std::vector<TargetStatus> targets{
@@ -98,6 +108,12 @@ class ServerTest : public ::testing::Test {
     Hooks h;
     h.metrics = [this](metrics::Exposition format) {
       metrics_thread = std::this_thread::get_id();
+      metrics_policy = sched_getscheduler(0);
+      metrics_nice = getpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)));
+      char name[16] = {};
+      pthread_getname_np(pthread_self(), name, sizeof name);
+      const std::lock_guard lock(name_mutex);
+      metrics_thread_name = name;
       last_format = format;
       if (metrics_throws) throw std::runtime_error("registry exploded");
       return metrics_text;
@@ -147,6 +163,36 @@ TEST_F(ServerTest, MetricsPlainAndOnTheServerThread) {
   EXPECT_EQ(res.body(), metrics_text);
   EXPECT_TRUE(res[http::field::content_encoding].empty());
   EXPECT_NE(metrics_thread, std::this_thread::get_id());
+}
+
+// The render runs below the probe thread whatever the process's policy: a
+// process started real-time (chrt -f) gives its threads SCHED_FIFO, where
+// nice means nothing; the server thread leaves it for SCHED_OTHER at nice 10.
+TEST_F(ServerTest, MetricsRenderBelowTheProbesEvenInARealTimeProcess) {
+  sched_param fifo{};
+  fifo.sched_priority = 1;
+  int old_policy = 0;
+  sched_param old_param{};
+  pthread_getschedparam(pthread_self(), &old_policy, &old_param);
+  if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &fifo) != 0)
+    GTEST_SKIP() << "SCHED_FIFO not permitted here (needs CAP_SYS_NICE or RLIMIT_RTPRIO)";
+  start();  // the server thread is created by a SCHED_FIFO thread: it inherits the policy
+  pthread_setschedparam(pthread_self(), old_policy, &old_param);
+  ASSERT_EQ(sched_getscheduler(0), old_policy);
+  auto res = get("/metrics");
+  EXPECT_EQ(res.result(), http::status::ok);
+  EXPECT_EQ(metrics_policy.load(), SCHED_OTHER);
+  EXPECT_EQ(metrics_nice.load(), 10);
+  const std::lock_guard lock(name_mutex);
+  EXPECT_EQ(metrics_thread_name, "lse-server");
+}
+
+TEST_F(ServerTest, MetricsRenderAtNiceTenInANormalProcess) {
+  start();
+  auto res = get("/metrics");
+  EXPECT_EQ(res.result(), http::status::ok);
+  EXPECT_EQ(metrics_policy.load(), SCHED_OTHER);
+  EXPECT_EQ(metrics_nice.load(), 10);
 }
 
 TEST_F(ServerTest, MetricsGzipWhenAsked) {
