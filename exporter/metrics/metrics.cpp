@@ -241,6 +241,16 @@ class FamilySet {
       }
     }
   }
+  // Each family, in the order Registry::Collect() gives them (its counters,
+  // then gauges, then histograms, each kind in registration order).
+  template <class Fn>
+  void each_in_registry_order(Fn&& fn) const {
+    for (const Type kind : {Type::counter, Type::gauge, Type::histogram})
+      for (std::size_t i = 0; i < all_.size(); ++i)
+        if (kFamilies[i].type == kind)
+          std::visit([&](const auto* family) { fn(*family); }, all_[i]);
+  }
+
   Family<Histogram>& histogram(F f) const { return get<Histogram>(f); }
   Family<Counter>& counter(F f) const { return get<Counter>(f); }
   Family<Gauge>& gauge(F f) const { return get<Gauge>(f); }
@@ -289,6 +299,7 @@ struct Metrics::Impl {
   mutable std::mutex gate;
   std::map<std::string, TargetSeries, std::less<>> targets;
   HistogramBounds bounds;  // what the existing histograms were built with
+  mutable std::atomic<std::size_t> last_render_bytes{0};  // sizes the next render's buffer
 
   explicit Impl(const BuildInfo& build) : exporter(families, build) {}
 
@@ -604,6 +615,28 @@ struct Metrics::Impl {
     return families;
   }
 
+  // The exposition, one family collected, written and let go at a time: a
+  // scrape of 1,000 targets (~290 k series) never holds every family's
+  // collected copy at once, and `out` is sized once from the last render
+  // (caller holds the read lock).
+  void write(std::string& out, Exposition format,
+             const std::vector<prometheus::MetricFamily>& process) const {
+    out.reserve(last_render_bytes.load(std::memory_order_relaxed) * 9 / 8 + 4096);
+    std::vector<prometheus::MetricFamily> one;
+    families.each_in_registry_order([&](const prometheus::Collectable& family) {
+      one = family.Collect();
+      if (format == Exposition::openmetrics)
+        append_families(out, format, one, NotesReader(*this));
+      else
+        append_families(out, format, one);
+    });
+    append_families(
+        out, format, process,
+        format == Exposition::openmetrics ? NotesLookup(NotesReader(*this)) : NotesLookup{});
+    end_exposition(out, format);
+    last_render_bytes.store(out.size(), std::memory_order_relaxed);
+  }
+
   // --- OpenMetrics notes (caller holds the read lock) ------------------------
 
   static std::string_view label_value(const prometheus::ClientMetric& m, std::string_view name) {
@@ -730,18 +763,15 @@ std::vector<prometheus::MetricFamily> Metrics::collect() const {
 }
 
 std::string Metrics::render(Exposition format) const {
-  std::string out;
-  if (format == Exposition::text) {
-    write_text(out, collect());
-    return out;
-  }
-  auto process =
+  // /proc is read before any lock is taken.
+  const auto process =
       read_process_ ? process_families(read_process_()) : std::vector<prometheus::MetricFamily>{};
-  // OpenMetrics notes are read from the live series, so the lock is held
-  // from the collection to the last line: values and notes describe the
-  // same series.
+  // One shared lock from the first family to the last: a scrape sees either
+  // the old or the new config's series, and OpenMetrics notes (read from
+  // the live series) describe the same series as the values.
+  std::string out;
   auto lock = impl_->read_lock();
-  write_openmetrics(out, impl_->collect(std::move(process)), Impl::NotesReader(*impl_));
+  impl_->write(out, format, process);
   return out;
 }
 

@@ -380,6 +380,21 @@ void write_openmetrics(std::string& out, const std::vector<MetricFamily>& famili
   out += "# EOF\n";
 }
 
+void append_families(std::string& out, Exposition format, const std::vector<MetricFamily>& families,
+                     const NotesLookup& notes) {
+  Writer w(out, format);
+  if (format == Exposition::text) {
+    for (const auto& f : families) text_family(w, f);
+    return;
+  }
+  SeriesNotes scratch;
+  for (const auto& f : families) om_family(w, f, notes, scratch);
+}
+
+void end_exposition(std::string& out, Exposition format) {
+  if (format == Exposition::openmetrics) out += "# EOF\n";
+}
+
 std::string serialize(const std::vector<MetricFamily>& families, Exposition format,
                       const NotesLookup& notes) {
   std::string out;

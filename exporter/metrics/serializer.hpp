@@ -52,6 +52,15 @@ void write_text(std::string& out, const std::vector<prometheus::MetricFamily>& f
 void write_openmetrics(std::string& out, const std::vector<prometheus::MetricFamily>& families,
                        const NotesLookup& notes);
 
+// The pieces of one exposition written a few families at a time (a render
+// that collects one family, writes it and lets it go): append_families()
+// for each part, in order, then end_exposition() (OpenMetrics' `# EOF`).
+// Neither reserves: the caller sizes `out` once.
+void append_families(std::string& out, Exposition format,
+                     const std::vector<prometheus::MetricFamily>& families,
+                     const NotesLookup& notes = {});
+void end_exposition(std::string& out, Exposition format);
+
 std::string serialize(const std::vector<prometheus::MetricFamily>& families, Exposition format,
                       const NotesLookup& notes = {});
 

@@ -1,12 +1,14 @@
 // Metrics: series lifecycle across reloads and the exact values record()
 // produces, read back through a parse of render()'s exposition text.
 #include "metrics/metrics.hpp"
+#include "metrics/serializer.hpp"
 
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <regex>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "exposition.hpp"
@@ -217,6 +219,34 @@ TEST_F(MetricsTest, SuccessfulProbeRecordsEverything) {
   EXPECT_EQ(value_of(e, "llm_stream_phase_seconds_count", plus(l, "phase", "headers")), 1.0);
   EXPECT_DOUBLE_EQ(*value_of(e, "llm_stream_phase_seconds_sum", plus(l, "phase", "headers")), 0.2);
   EXPECT_EQ(value_of(e, "llm_stream_phase_seconds_count", plus(l, "phase", "tls")), 0.0);
+}
+
+// render() collects and writes one family at a time; what it writes is what
+// the registry's whole collection serializes to, family order included, in
+// both formats (OpenMetrics: the same lines apart from the notes render adds,
+// `_created` and exemplars, and `# EOF` last).
+TEST_F(MetricsTest, RenderingOneFamilyAtATimeWritesTheWholeCollection) {
+  metrics.apply_config(
+      make_config({make_target("t", "m", {"p", "q"}), make_target("u", "m", {"p"})}));
+  metrics.record(success("t", "m", "p"));
+  metrics.record(success("u", "m", "p"));
+  EXPECT_EQ(metrics.render(lse::metrics::Exposition::text),
+            lse::metrics::serialize(metrics.collect(), lse::metrics::Exposition::text));
+  const std::string om = metrics.render(lse::metrics::Exposition::openmetrics);
+  const std::string plain_om =
+      lse::metrics::serialize(metrics.collect(), lse::metrics::Exposition::openmetrics);
+  // Without the notes, in the same order: drop `_created` lines and exemplars.
+  std::string stripped;
+  std::istringstream lines(om);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("_created") != std::string::npos) continue;
+    if (const auto hash = line.find(" # {"); hash != std::string::npos) line.resize(hash);
+    stripped += line + "\n";
+  }
+  EXPECT_EQ(stripped, plain_om);
+  EXPECT_EQ(om.substr(om.size() - 6), "# EOF\n");
+  // A second render, sized from the first, writes the same.
+  EXPECT_EQ(metrics.render(lse::metrics::Exposition::openmetrics), om);
 }
 
 TEST_F(MetricsTest, FailedProbeCountsWhatHappenedBeforeTheFailure) {
