@@ -88,7 +88,8 @@ class Proc:
         return self.p.poll() is None
 
     def output(self):
-        self.log.flush()
+        if not self.log.closed:
+            self.log.flush()
         with open(self.log_path, 'rb') as f:
             return f.read().decode('utf-8', 'replace')
 
@@ -585,7 +586,10 @@ def exporter_config(targets, interval_ms, ca_file, rows_path=None, timeout_s=30,
              f'  jitter: {JITTER if jitter is None else jitter:g}',
              '  warmup: 0', '  max_tokens: 256', f'  stall_threshold: {int(THRESHOLD_MS)}ms',
              f'  timeout: {{first_token: {timeout_s}s, idle: {timeout_s}s, total: {timeout_s * 4}s}}',
-             'prompts:', '  short: {text: "What is the capital of France?"}']
+             'prompts:', '  short: {text: "What is the capital of France?"}',
+             # 1,000 targets make ~290 k series: above the default cap (100 k), which is
+             # what the scrape scenarios measure.
+             'metrics: {max_series: 1000000}']
     if rows_path:
         lines.append(f'rows: {{path: {yq(rows_path)}, max_size: 1GiB}}')
     lines.append('targets:')
@@ -627,12 +631,21 @@ class Exporter:
         return self.proc.stop()
 
 
-class Scraper(threading.Thread):
-    """GET /metrics every 100 ms (the next one starts at once when a scrape overran)."""
+# Scrape intervals of the scenarios (seconds; False: no scrape): --plan's third field.
+SCRAPES = {'noscrape': False, 'scrape': 0.1, 'scrape100ms': 0.1, 'scrape1s': 1.0}
 
-    def __init__(self, url):
+
+def scrape_label(interval):
+    return f'{interval:g}s' if interval >= 1 else f'{interval * 1000:g}ms'
+
+
+class Scraper(threading.Thread):
+    """GET /metrics every `interval` seconds (the next one starts at once when a scrape overran)."""
+
+    def __init__(self, url, interval=0.1):
         super().__init__(daemon=True)
         self.url = url
+        self.interval = interval
         self.stop_evt = threading.Event()
         self.durations_ms = []
         self.sizes = []
@@ -649,7 +662,7 @@ class Scraper(threading.Thread):
                 self.sizes.append(len(body))
             except Exception:  # noqa: BLE001
                 self.errors += 1
-            nxt += 0.1
+            nxt += self.interval
             wait = nxt - time.monotonic()
             if wait > 0:
                 self.stop_evt.wait(wait)
@@ -780,7 +793,7 @@ class Bench:
         tags = [f'{phase}e{i}' for i in range(n)]
         targets = [(t, up.url(spec_for(t, i, n, chunks))) for i, t in enumerate(tags)]
         seconds = (rounds - 1) * interval + slen + 0.6
-        label = f'{n} streams, {"TLS" if tls else "plain"}, {"scrape 100ms" if scrape else "no scrape"}'
+        label = f'{n} streams, {"TLS" if tls else "plain"}, {"scrape " + scrape_label(scrape) if scrape else "no scrape"}'
         self.log(f'{phase}: exporter, {label}, {seconds:.1f}s ({rounds} rounds of {chunks} chunks)')
         offset = wall_minus_mono()
         scr = None
@@ -802,7 +815,7 @@ class Bench:
                     extra['server_thread_demoted'] = True
             t0 = time.monotonic_ns()
             if scrape:
-                scr = Scraper(f'{ex.base}/metrics')
+                scr = Scraper(f'{ex.base}/metrics', scrape)
                 scr.start()
         else:
             if scrape:
@@ -873,7 +886,7 @@ class Bench:
             extra['syscall_tool'] = self.syscall_tool
         if allocs:
             extra.update(allocs_per_chunk(alloc_a, alloc_b, chunks_in_window) or {})
-        res = {'phase': phase, 'streams': n, 'tls': tls, 'scrape': scrape, 'driver': self.driver,
+        res = {'phase': phase, 'streams': n, 'tls': tls, 'scrape': scrape, 'scrape_s': scrape, 'driver': self.driver,
                'seconds': seconds, 'chunks_per_stream': chunks, **fid.result(),
                'cpu_us_per_chunk': (cpu_b - cpu_a) / 1000.0 / chunks_in_window if chunks_in_window else None,
                'chunks_in_cpu_window': chunks_in_window, 'truth': truth_quality(truth),
@@ -1147,6 +1160,67 @@ class Bench:
                      f'CPU {fmt_f(res["cpu_us_per_chunk"])} us/chunk (whole run), max RSS {mib(res["maxrss_kib"])} MiB')
         self.results['ab'] = out_ab
 
+    # -- `run`: peak memory against targets x --concurrency (issue 11 §2)
+    def run_memory(self, targets, concurrency, runs=2):
+        """Peak RSS of `llm_stream_exporter run` over `targets` targets at --concurrency, for this
+        build and (with --before-build-dir) the build before, in the same run. Short streams
+        (20 chunks, 5 ms apart); rows to a file. The process lives under a 6 GiB address-space
+        limit and the machine's open-file limit, so a build that needs more fails instead of
+        taking the machine; the row says how it ended."""
+        builds = [('after', self.exporter_bin)]
+        if self.args.before_build_dir:
+            builds.insert(0, ('before', os.path.join(self.args.before_build_dir, 'exporter',
+                                                     'llm_stream_exporter')))
+        up = self.upstream(False)
+        out = []
+        for what, binary in builds:
+            if not os.access(binary, os.X_OK):
+                self.note(f'{binary} not found: no `run` memory figure ({what})')
+                continue
+            phase = self.next_phase()
+            self.log(f'{phase}: run memory ({what}), {targets} targets x --concurrency {concurrency}, '
+                     f'{runs} runs')
+            tl = [(f'{phase}r{i}', up.url(f'id={phase}r{i},ttft=20,gap=5,chunks=20')) for i in range(targets)]
+            cfg = os.path.join(self.workdir, f'{phase}-run.yaml')
+            with open(cfg, 'w') as f:
+                f.write(exporter_config(tl, 1000, None))
+            rows = os.path.join(self.workdir, f'{phase}-rows.jsonl')
+            if os.path.exists(rows):  # an earlier bench in the same --out-dir
+                os.remove(rows)
+            cmd = ['prlimit', f'--as={6 << 30}', binary, 'run', '--config', cfg, '--runs', str(runs),
+                   '--warmup', '0', '--concurrency', str(concurrency), '--seed', '1', '--out', rows,
+                   '--format', 'json']
+            t0 = time.monotonic()
+            proc = Proc(cmd, os.path.join(self.workdir, f'{phase}-run.log'))
+            hwm, ru, status = None, None, 0
+            while True:
+                wpid, status, ru = os.wait4(proc.pid, os.WNOHANG)
+                if wpid:
+                    break
+                hwm = status_kib(proc.pid, 'VmHWM') or hwm
+                if time.monotonic() - t0 > 300:
+                    proc.stop(signal.SIGKILL)
+                    break
+                time.sleep(0.05)
+            code = os.waitstatus_to_exitcode(status) if wpid else None
+            proc.p.returncode = code
+            proc.stop()
+            ok_rows = 0
+            if os.path.exists(rows):
+                with open(rows) as f:
+                    ok_rows = sum(1 for line in f if '"ok":true' in line.replace(' ', ''))
+            res = {'what': what, 'targets': targets, 'concurrency': concurrency, 'runs': runs,
+                   'exit': code, 'seconds': time.monotonic() - t0, 'maxrss_kib': hwm,
+                   'ok_rows': ok_rows, 'planned': targets * runs,
+                   'cpu_s': (ru.ru_utime + ru.ru_stime) if ru else None}
+            if code != 0:
+                res['log_tail'] = proc.output()[-400:]
+            out.append(res)
+            self.log(f'{phase}: {what}: exit {code}, peak RSS {mib(hwm)} MiB, {ok_rows}/{targets * runs} ok rows, '
+                     f'{res["seconds"]:.1f} s')
+            up.collect()
+        self.results.setdefault('run_memory', []).extend(out)
+
     # -- Google Benchmark programs and the Python decode baseline
     def gbench(self):
         min_time = '0.05' if self.args.quick or self.args.smoke else '0.3'
@@ -1308,7 +1382,7 @@ def render(res, args):
         ratio = (b['cpu_us_per_chunk'] / s['cpu_us_per_chunk']
                  if b and b.get('cpu_us_per_chunk') and s.get('cpu_us_per_chunk') else None)
         sc = s.get('scrape')
-        line = (f'{s["streams"]:>7} {"TLS" if s["tls"] else "plain":>5} {"yes" if s["scrape"] else "no":>6} | '
+        line = (f'{s["streams"]:>7} {"TLS" if s["tls"] else "plain":>5} {scrape_label(s["scrape_s"]) if s["scrape"] else "no":>6} | '
                 f'{s["gaps"]:>7} {fmt_us(s["err_p50_us"]):>7} {fmt_us(s["err_p99_us"]):>6} {fmt_us(s["err_max_us"]):>7} '
                 f'{fmt_us(s["err_p99_all_us"]):>7} | {str(s["detected"]) + "/" + str(s["planted"]):>18} {s["false"]:>5} | '
                 f'{fmt_f(s["cpu_us_per_chunk"]):>12} {fmt_f(s.get("syscalls_per_chunk"), 2):>14} '
@@ -1337,7 +1411,7 @@ def render(res, args):
     L.append('')
     L.append('Truth upstream (per scenario): send lateness vs schedule p50/p99, write(2) duration p99/max (us):')
     L.append('  ' + '; '.join(
-        f'{s["streams"]}{"T" if s["tls"] else "P"}{"S" if s["scrape"] else ""}: '
+        f'{s["streams"]}{"T" if s["tls"] else "P"}{"S" + scrape_label(s["scrape_s"]) if s["scrape"] else ""}: '
         f'{fmt_us(s["truth"]["late_us"]["p50"])}/{fmt_us(s["truth"]["late_us"]["p99"])}, '
         f'{fmt_us(s["truth"]["wdur_us"]["p99"])}/{fmt_us(s["truth"]["wdur_us"]["max"])}'
         for s in res['scenarios']))
@@ -1374,7 +1448,11 @@ def render(res, args):
     for s in res['scenarios']:
         if s['streams'] >= 1000 and s.get('vm_hwm_kib'):
             L.append(f'  RSS peak (VmHWM), {s["streams"]} streams {"TLS" if s["tls"] else "plain"} '
-                     f'{"+scrape" if s["scrape"] else ""}: {mib(s["vm_hwm_kib"])} MiB')
+                     f'{"+scrape " + scrape_label(s["scrape_s"]) if s["scrape"] else ""}: {mib(s["vm_hwm_kib"])} MiB')
+    for r in res.get('run_memory', []):
+        how = 'ok' if r['exit'] == 0 else f'exit {r["exit"]}'
+        L.append(f'  `run` {r["targets"]} targets x --concurrency {r["concurrency"]} ({r["what"]}): peak RSS '
+                 f'{mib(r["maxrss_kib"])} MiB, {how}, {r["ok_rows"]}/{r["planned"]} ok rows, {r["seconds"]:.1f} s')
     if 'metrics_e2e' in ov:
         m = ov['metrics_e2e']
         L.append(f'  GET /metrics end to end, {m["series"]} series ({m["targets"]} targets, {m["bytes"] / 1e6:.2f} MB): '
@@ -1403,7 +1481,7 @@ def render(res, args):
                  f'{pd["events_per_s"] / 1e6:.3f} M events/s')
 
     L.append('')
-    L.append('Targets (issue 5):')
+    L.append('Targets (issues 5 and 11):')
     for line in targets_verdict(res):
         L.append('  ' + line)
     for n in res['notes']:
@@ -1414,7 +1492,7 @@ def render(res, args):
 def render_syscalls_allocs(res):
     """Where syscalls/chunk and allocs/chunk come from, the syscall breakdown per row and the
     exporter / bare client ratios."""
-    rows = [(f'{s["streams"]} {"TLS" if s["tls"] else "plain"}{" +scrape" if s["scrape"] else ""}', 'exporter', s)
+    rows = [(f'{s["streams"]} {"TLS" if s["tls"] else "plain"}{" +scrape " + scrape_label(s["scrape_s"]) if s["scrape"] else ""}', 'exporter', s)
             for s in res['scenarios']]
     rows += [(f'{e["streams"]} {"TLS" if e["tls"] else "plain"}', 'bare client', e) for e in res['ts_experiment']]
     tools = sorted({r.get('syscall_tool') for _, _, r in rows if r.get('syscall_tool')})
@@ -1452,7 +1530,7 @@ def render_syscalls_allocs(res):
         L.append('Exporter / bare client (bench_ts_client, same streams and TLS, same run): CPU, syscalls, '
                  'allocations per chunk:')
         for s, f in pairs:
-            L.append(f'  {s["streams"]} {"TLS" if s["tls"] else "plain"}{" +scrape" if s["scrape"] else "":<8}: '
+            L.append(f'  {s["streams"]} {"TLS" if s["tls"] else "plain"}{" +scrape " + scrape_label(s["scrape_s"]) if s["scrape"] else "":<14}: '
                      f'CPU {fmt_f(over(s.get("cpu_us_per_chunk"), f.get("cpu_us_per_chunk")))}x, '
                      f'syscalls {fmt_f(over(s.get("syscalls_per_chunk"), f.get("syscalls_per_chunk")))}x, '
                      f'allocs {fmt_f(over(s.get("allocs_per_chunk"), f.get("allocs_per_chunk")))}x '
@@ -1486,6 +1564,29 @@ def targets_verdict(res):
         out.append(f'CPU per chunk <= 1/20 of baseline, {s["streams"]} {"TLS" if s["tls"] else "plain"}: '
                    f'{s["cpu_us_per_chunk"]:.1f} vs {b["cpu_us_per_chunk"]:.1f} us (1/{r:.1f}) -> '
                    f'{"MET" if r >= 20 else "MISSED"}')
+    # Issue 11 §3: a scrape must not move the clock.
+    for n, limit in ((100, 500), (1000, 2000)):
+        for sc in (s for s in res['scenarios'] if s['streams'] == n and s.get('scrape_s') == 1.0):
+            w = sc['err_p99_us']
+            if w is None:
+                continue
+            ok = w <= limit and sc['false'] == 0 and sc['detected'] == sc['planted']
+            out.append(f'{n} streams {"TLS" if sc["tls"] else "plain"} with a 1 s scrape: gap error p99 {w:.0f} us '
+                       f'(<= {limit}), stalls {sc["detected"]}/{sc["planted"]}, false {sc["false"]} -> '
+                       f'{"MET" if ok else "MISSED"}')
+    for sc in (s for s in res['scenarios'] if s['streams'] == 1000 and s.get('scrape_s') == 0.1):
+        out.append(f'1000 streams {"TLS" if sc["tls"] else "plain"} with a 100 ms scrape: false stalls {sc["false"]} '
+                   f'(0) -> {"MET" if sc["false"] == 0 else "MISSED"}')
+    # Issue 11 §2: `run` memory grows with the work.
+    for r in res.get('run_memory', []):
+        if r['what'] != 'after':
+            continue
+        limit = {(100, 100): 32, (1000, 1000): 128}.get((r['targets'], r['concurrency']))
+        if limit and r['maxrss_kib']:
+            v = r['maxrss_kib'] / 1024
+            ok = r['exit'] == 0 and r['ok_rows'] == r['planned'] and v <= limit
+            out.append(f'`run` {r["targets"]} targets x --concurrency {r["concurrency"]} <= {limit} MiB: {v:.1f} MiB, '
+                       f'{r["ok_rows"]}/{r["planned"]} ok rows -> {"MET" if ok else "MISSED"}')
     ov = res['overhead']
     if ov.get('idle_rss_kib'):
         v = ov['idle_rss_kib'] / 1024
@@ -1546,9 +1647,10 @@ def main():
                          'strace (strace -c -f, ptrace: slows the process), auto (perf if it can count the '
                          'tracepoints here, else strace); default: auto in the full and quick runs, off in '
                          '--smoke and --plan')
-    ap.add_argument('--plan', help='only these phases, in order, e.g. "100:plain:noscrape,1000:tls:scrape,'
-                    '100:plain:baseline,1000:plain:ts" (exporter without/with scrape, Python baseline, '
-                    'SO_TIMESTAMPNS client); no overhead phases')
+    ap.add_argument('--plan', help='only these phases, in order, e.g. "100:plain:noscrape,1000:tls:scrape,1000:plain:scrape1s,'
+                    '100:plain:baseline,1000:plain:ts,run:100:100" (exporter without/with scrape, Python '
+                    'baseline, SO_TIMESTAMPNS client, `run` peak memory over TARGETS x --concurrency); no '
+                    'overhead phases')
     args = ap.parse_args()
     partial = args.smoke or bool(args.plan)
     if args.count_allocs is None:
@@ -1594,20 +1696,26 @@ def main():
                 if item == 'ab':
                     bench.ab_builds(1000, False)
                     continue
+                if item.startswith('run:'):  # run:TARGETS:CONCURRENCY
+                    _, t, c = item.split(':')
+                    bench.run_memory(int(t), int(c))
+                    continue
                 n, tls, what = item.split(':')
                 if what == 'ts':
                     bench.ts_experiment(int(n), tls == 'tls')
                 elif what == 'baseline':
                     bench.baseline_scenario(int(n), tls == 'tls')
-                else:
-                    bench.exporter_scenario(int(n), tls == 'tls', what == 'scrape')
+                else:  # noscrape, scrape (every 100 ms), scrape1s
+                    bench.exporter_scenario(int(n), tls == 'tls', SCRAPES[what])
         else:
             if args.quick:
-                plan = [(100, False, False), (1000, False, False), (1000, False, True), (1000, True, False)]
+                plan = [(100, False, False), (1000, False, False), (1000, False, 1.0), (1000, False, 0.1),
+                        (1000, True, False)]
                 base_plan = [(100, False), (1000, False)]
                 ts_plan = [(100, False), (1000, False), (1000, True)]  # the floor of every (streams, TLS) above
             else:
-                plan = [(n, tls, scrape) for n in (1, 100, 1000) for tls in (False, True) for scrape in (False, True)]
+                plan = [(n, tls, scrape) for n in (1, 100, 1000) for tls in (False, True)
+                        for scrape in (False, 1.0, 0.1)]
                 base_plan = [(n, tls) for n in (1, 100, 1000) for tls in (False, True)]
                 ts_plan = [(n, tls) for n in (1, 100, 1000) for tls in (False, True)]
             for n, tls, scrape in plan:
@@ -1617,6 +1725,8 @@ def main():
             for n, tls in ts_plan:
                 bench.ts_experiment(n, tls)
             bench.idle_and_metrics()
+            bench.run_memory(100, 100)
+            bench.run_memory(1000, 1000)
             bench.alloc_probe()
             bench.alloc_probe_before()
             bench.ab_builds(1000, False)
