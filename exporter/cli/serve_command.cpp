@@ -55,6 +55,10 @@ void add_serve_flags(CLI::App& to, ServeOptions& o) {
   to.add_option("--web.config.file", o.web_config_file,
                 "web config file (exporter-toolkit format) that enables TLS, client "
                 "certificates and basic auth");
+  to.add_option("--probe.threads", o.probe_threads,
+                "probe threads, each target bound to one (default 0: one per 250 targets of the "
+                "starting config, at most one per core)")
+      ->check(CLI::Range(0, 64));
   to.add_flag("--dry-run", o.dry_run,
               "check the flags, the config (secrets not read) and the web config, print what "
               "would serve, and exit (0 ok, 2 invalid) without listening or probing");
@@ -106,13 +110,13 @@ bool http_options(const ServeOptions& o, service::HttpOptions& out, std::ostream
   return true;
 }
 
-std::unique_ptr<service::Service> set_up(const std::string& config_path,
-                                         service::HttpOptions http) {
+std::unique_ptr<service::Service> set_up(const std::string& config_path, service::HttpOptions http,
+                                         service::ProbeOptions probe) {
   try {
     return std::make_unique<service::Service>(
         config_path,
         service::Identity{service::host_label(), service::user_agent(), service::build_info()},
-        std::random_device{}(), std::move(http));
+        std::random_device{}(), std::move(http), probe);
   } catch (const config::ConfigError& e) {
     std::cerr << e.what() << "\n";
   } catch (const std::exception& e) {
@@ -186,7 +190,8 @@ int serve_command(const ServeOptions& options) {
   if (options.dry_run) return serve_dry_run(options, std::cout, std::cerr);
   service::HttpOptions http;
   if (!http_options(options, http, std::cerr)) return kExitConfig;
-  auto svc = set_up(options.config_file, std::move(http));
+  auto svc =
+      set_up(options.config_file, std::move(http), service::ProbeOptions{options.probe_threads});
   if (!svc) return kExitConfig;
   const auto cfg = svc->config();
   try {

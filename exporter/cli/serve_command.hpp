@@ -19,6 +19,7 @@ struct ServeOptions {
   bool enable_lifecycle = false;            // --web.enable-lifecycle (POST /-/reload)
   std::string web_config_file;              // --web.config.file (exporter-toolkit format)
   bool dry_run = false;                     // --dry-run: check everything, serve nothing
+  std::size_t probe_threads = 0;            // --probe.threads (0: auto); targets bound to each
 };
 
 // Adds the serve flags to `app` (so `llm_stream_exporter --config.file=x`

@@ -21,6 +21,7 @@
 
 #include "log/log.hpp"
 #include "net/proxy_env.hpp"
+#include "schedule/lanes.hpp"
 #include "schedule/scheduler.hpp"
 #include "server/server.hpp"
 #include "service/views.hpp"
@@ -150,12 +151,19 @@ struct Service::Impl {
   report::RowStore rows;
   WriteErrorLog write_errors{metrics};
 
-  asio::io_context probe_io;
-  std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work{
-      asio::make_work_guard(probe_io)};
-  schedule::Scheduler scheduler;
-  std::thread probe_thread;
-  std::future<void> probe_thread_done;
+  // The probe threads (`--probe.threads`), each with its io_context and the
+  // scheduler of the targets bound to it (schedule/lanes.hpp).
+  struct Lane {
+    asio::io_context io;
+    std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work{
+        asio::make_work_guard(io)};
+    schedule::Scheduler scheduler;
+    std::thread thread;
+    std::future<void> done;
+    Lane(schedule::ResultSink sink, const Identity& identity, std::uint64_t seed)
+        : scheduler(io, std::move(sink), identity.host_label, identity.user_agent, seed) {}
+  };
+  std::vector<std::unique_ptr<Lane>> lanes;
 
   std::string ignored_proxy_variables;  // what log_ignored_proxy_variables last saw
 
@@ -167,15 +175,12 @@ struct Service::Impl {
   std::string listen_address;
   std::unique_ptr<server::Server> http;
 
-  Impl(std::string path, std::shared_ptr<const config::Config> initial, Identity identity,
-       std::uint64_t seed, HttpOptions http_options)
+  Impl(std::string path, std::shared_ptr<const config::Config> initial, const Identity& identity,
+       std::uint64_t seed, HttpOptions http_options, ProbeOptions probe_options)
       : config_path(std::move(path)),
         current(std::move(initial)),
         metrics(identity.build),
         rows(current->rows.ring, current->rows),
-        scheduler(
-            probe_io, [this](const probe::ProbeResult& r) { deliver(r); },
-            std::move(identity.host_label), std::move(identity.user_agent), seed),
         listen_from_flag(!http_options.listen_address.empty()),
         listen_address(listen_from_flag ? http_options.listen_address : current->listen) {
     // First: a web config that does not load stops the set-up before
@@ -189,9 +194,19 @@ struct Service::Impl {
     rows.on_write_error([this](const std::string& message) { write_errors(message); });
     metrics.apply_config(*current);
     metrics.set_reload_result(true, wall_clock::unix_now());
-    scheduler.on_backoff(
-        [this](const std::string& target, double /*wait_s*/) { metrics.count_backoff(target); });
-    scheduler.apply(*current);  // no probe thread yet: this thread is the io thread
+    const std::size_t n =
+        probe_options.threads > 0
+            ? probe_options.threads
+            : schedule::auto_lanes(current->targets.size(), std::thread::hardware_concurrency());
+    log::info("probe threads", {{"threads", n}, {"targets", current->targets.size()}});
+    for (std::size_t k = 0; k < n; ++k) {
+      lanes.push_back(std::make_unique<Lane>([this](const probe::ProbeResult& r) { deliver(r); },
+                                             identity, seed + k));
+      lanes.back()->scheduler.on_backoff(
+          [this](const std::string& target, double /*wait_s*/) { metrics.count_backoff(target); });
+    }
+    // No probe thread yet: this thread is every lane's io thread.
+    for (std::size_t k = 0; k < n; ++k) lanes[k]->scheduler.apply(lane_config(*current, k));
   }
 
   ~Impl() { stop(); }
@@ -203,15 +218,19 @@ struct Service::Impl {
     rows.add(r);
   }
 
-  // The scheduler lives on the probe thread; before start() this thread is it.
+  config::Config lane_config(const config::Config& all, std::size_t k) const {
+    return lanes.size() == 1 ? all : schedule::lane_config(all, k, lanes.size());
+  }
+
+  // A lane's scheduler lives on its thread; before start() this thread is it.
   // An exception does not cross threads: its message does, and is thrown
   // again here (exception objects shared by two threads are freed by
   // whichever lets go last, through reference counts in the uninstrumented
   // libstdc++ that ThreadSanitizer cannot see).
-  void on_probe_thread(const std::function<void()>& fn) {
-    if (!probe_thread.joinable()) return fn();
+  static void on_lane(Lane& lane, const std::function<void()>& fn) {
+    if (!lane.thread.joinable()) return fn();
     std::promise<std::string> done;  // "" or what() of what fn threw
-    asio::post(probe_io, [&] {
+    asio::post(lane.io, [&] {
       std::string error;
       try {
         fn();
@@ -225,31 +244,36 @@ struct Service::Impl {
       throw std::runtime_error(error);
   }
 
-  void start_probe_thread() {
-    std::promise<void> done;
-    probe_thread_done = done.get_future();
-    probe_thread = std::thread([this, done = std::move(done)]() mutable {
-      probe_io.run();
-      done.set_value();
-    });
+  void start_probe_threads() {
+    for (auto& lane : lanes) {
+      std::promise<void> done;
+      lane->done = done.get_future();
+      lane->thread = std::thread([l = lane.get(), done = std::move(done)]() mutable {
+        l->io.run();
+        done.set_value();
+      });
+    }
   }
 
-  void stop_probe_thread() {
-    if (!probe_thread.joinable()) {
-      scheduler.stop();
-      return;
+  // Every lane's probes are canceled first, then each lane gets the grace
+  // to end them.
+  void stop_probe_threads() {
+    for (auto& lane : lanes) {
+      Lane& l = *lane;
+      on_lane(l, [&l] { l.scheduler.stop(); });
+      l.work.reset();
     }
-    on_probe_thread([this] { scheduler.stop(); });
-    work.reset();
-    if (probe_thread_done.wait_for(kCanceledProbesGrace) == std::future_status::timeout)
-      probe_io.stop();
-    probe_thread.join();
+    for (auto& lane : lanes) {
+      if (!lane->thread.joinable()) continue;
+      if (lane->done.wait_for(kCanceledProbesGrace) == std::future_status::timeout) lane->io.stop();
+      lane->thread.join();
+    }
   }
 
   // --- life cycle -------------------------------------------------------------
 
   void start() {
-    start_probe_thread();
+    start_probe_threads();
     try {
       http->start();
     } catch (...) {
@@ -264,7 +288,7 @@ struct Service::Impl {
     stopped = true;
     ready = false;
     if (http) http->stop();
-    stop_probe_thread();
+    stop_probe_threads();
   }
 
   std::shared_ptr<const config::Config> snapshot() const {
@@ -307,8 +331,11 @@ struct Service::Impl {
     tx.step([&] { rows.reconfigure(next.rows.ring, next.rows); },
             [&] { rows.reconfigure(prev.rows.ring, prev.rows); });
     tx.step([&] { metrics.apply_config(next); }, [&] { metrics.apply_config(prev); });
-    tx.step([&] { on_probe_thread([&] { scheduler.apply(next); }); },
-            [&] { on_probe_thread([&] { scheduler.apply(prev); }); });
+    for (std::size_t k = 0; k < lanes.size(); ++k) {
+      Lane* l = lanes[k].get();
+      tx.step([&, l, k] { on_lane(*l, [&] { l->scheduler.apply(lane_config(next, k)); }); },
+              [&, l, k] { on_lane(*l, [&] { l->scheduler.apply(lane_config(prev, k)); }); });
+    }
     if (!(next.web == prev.web)) {
       tx.step([&] { http->set_limits(limits_of(next.web)); },
               [&] { http->set_limits(limits_of(prev.web)); });
@@ -371,10 +398,11 @@ struct Service::Impl {
   }
 };
 
-Service::Service(std::string config_path, Identity identity, std::uint64_t seed, HttpOptions http) {
+Service::Service(std::string config_path, Identity identity, std::uint64_t seed, HttpOptions http,
+                 ProbeOptions probe) {
   auto initial = std::make_shared<const config::Config>(config::load_file(config_path));
-  impl_ = std::make_unique<Impl>(std::move(config_path), std::move(initial), std::move(identity),
-                                 seed, std::move(http));
+  impl_ = std::make_unique<Impl>(std::move(config_path), std::move(initial), identity, seed,
+                                 std::move(http), probe);
 }
 
 Service::~Service() = default;

@@ -38,13 +38,21 @@ struct HttpOptions {
   std::string web_config_file;  // --web.config.file; empty: plain HTTP, no auth
 };
 
+struct ProbeOptions {
+  // Probe threads (--probe.threads): each target is bound to one of them
+  // (schedule/lanes.hpp). 0: schedule::auto_lanes() of the starting
+  // config's targets and the machine's cores. Fixed for the process.
+  std::size_t threads = 0;
+};
+
 class Service {
  public:
   // Loads `config_path` and the web config file and sets every part up with
   // them; nothing runs yet. Throws config::ConfigError for an invalid file
   // (either), std::invalid_argument for bad routing and std::runtime_error
   // when a part cannot be set up (rows file, TLS material).
-  Service(std::string config_path, Identity identity, std::uint64_t seed, HttpOptions http = {});
+  Service(std::string config_path, Identity identity, std::uint64_t seed, HttpOptions http = {},
+          ProbeOptions probe = {});
   ~Service();  // stop()s
   Service(const Service&) = delete;
   Service& operator=(const Service&) = delete;

@@ -68,6 +68,7 @@ _procs = []
 
 KEEP_PAIRS = False
 SUT_PREFIX = []  # ['chrt', '-f', '5'] when the systems under test run at SCHED_FIFO
+SERVE_FLAGS = []  # ['--probe.threads', 'N'] with --probe-threads
 
 
 class Proc:
@@ -605,7 +606,7 @@ class Exporter:
         self.config_path = os.path.join(workdir, f'{name}.yaml')
         with open(self.config_path, 'w') as f:
             f.write(config_text)
-        self.proc = Proc([binary, '--log.level', 'info', 'serve', '--config', self.config_path],
+        self.proc = Proc([binary, '--log.level', 'info', 'serve', '--config', self.config_path] + SERVE_FLAGS,
                          os.path.join(workdir, f'{name}.log'), env=env, sut=True)
         m = wait_for(lambda: re.search(r'msg=listening .* port=(\d+)', self.proc.output())
                      or (not self.proc.alive() and 'exited'), 30, 'exporter listening')
@@ -1626,6 +1627,8 @@ def main():
                          'client at SCHED_FIFO 5 (truth upstream 10, this harness 20), so that other load on '
                          'a shared machine does not decide the figures; normal: ordinary scheduling')
     ap.add_argument('--skip-gbench', action='store_true')
+    ap.add_argument('--probe-threads', type=int, default=None,
+                    help='serve --probe.threads N (default: the exporter\'s default)')
     ap.add_argument('--truth-threads', type=int, default=1,
                     help='worker threads of the truth upstream (default 1: leaves the other core to the '
                          'system under test)')
@@ -1652,6 +1655,8 @@ def main():
                     'baseline, SO_TIMESTAMPNS client, `run` peak memory over TARGETS x --concurrency); no '
                     'overhead phases')
     args = ap.parse_args()
+    if args.probe_threads:
+        SERVE_FLAGS[:] = ['--probe.threads', str(args.probe_threads)]
     partial = args.smoke or bool(args.plan)
     if args.count_allocs is None:
         args.count_allocs = not partial

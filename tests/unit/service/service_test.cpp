@@ -24,6 +24,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "../metrics/exposition.hpp"
 #include "util/wall_clock.hpp"
@@ -100,7 +101,9 @@ std::string config_yaml(const std::string& targets, const std::string& top = "",
          top + "targets:\n" + targets;
 }
 
-class ServiceReload : public ::testing::Test {
+// Every test runs with one probe thread and with three (targets bound to
+// lanes: a reload is one transaction over every lane).
+class ServiceReload : public ::testing::TestWithParam<std::size_t> {
  protected:
   void SetUp() override {
     char tmpl[] = "/tmp/lse-service-test-XXXXXX";
@@ -109,7 +112,8 @@ class ServiceReload : public ::testing::Test {
     dir = made;
     path = dir / "config.yaml";
     write(config_yaml(target_yaml("alpha")));
-    svc = std::make_unique<Service>(path, Identity{"test-host", "test-agent", {"1", "r"}}, 1);
+    svc = std::make_unique<Service>(path, Identity{"test-host", "test-agent", {"1", "r"}}, 1,
+                                    HttpOptions{}, ProbeOptions{GetParam()});
     svc->start();
   }
   void TearDown() override {
@@ -126,14 +130,14 @@ class ServiceReload : public ::testing::Test {
   std::unique_ptr<Service> svc;
 };
 
-TEST_F(ServiceReload, ListensOnAFreePortAndStartsSuccessful) {
+TEST_P(ServiceReload, ListensOnAFreePortAndStartsSuccessful) {
   EXPECT_NE(svc->port(), 0);
   EXPECT_EQ(value_of(scrape(), kReloadOk, {}), 1.0);
   EXPECT_EQ(value_of(scrape(), "llm_stream_row_write_errors_total", {}), 0.0);
   EXPECT_TRUE(has_target("alpha"));
 }
 
-TEST_F(ServiceReload, BadFileKeepsTheRunningConfigAndFlipsTheGauge) {
+TEST_P(ServiceReload, BadFileKeepsTheRunningConfigAndFlipsTheGauge) {
   const double started = *value_of(scrape(), kReloadTime, {});
   write("targets: [ {name: broken\n");
   auto r = svc->reload();
@@ -146,7 +150,7 @@ TEST_F(ServiceReload, BadFileKeepsTheRunningConfigAndFlipsTheGauge) {
   EXPECT_TRUE(has_target("alpha"));
 }
 
-TEST_F(ServiceReload, GoodFileSwapsAndRecordsTheTime) {
+TEST_P(ServiceReload, GoodFileSwapsAndRecordsTheTime) {
   write("targets: [ {name: broken\n");
   ASSERT_FALSE(svc->reload().ok);
   write(config_yaml(target_yaml("alpha") + target_yaml("beta")));
@@ -161,7 +165,7 @@ TEST_F(ServiceReload, GoodFileSwapsAndRecordsTheTime) {
   EXPECT_EQ(count_samples(scrape(), "llm_stream_diagnosis"), 10u);  // 2 series x 5 shapes
 }
 
-TEST_F(ServiceReload, RowsPathThatCannotBeOpenedChangesNothing) {
+TEST_P(ServiceReload, RowsPathThatCannotBeOpenedChangesNothing) {
   std::ofstream(dir / "plain-file") << "x";
   write(config_yaml(
       target_yaml("alpha") + target_yaml("beta"),
@@ -175,7 +179,7 @@ TEST_F(ServiceReload, RowsPathThatCannotBeOpenedChangesNothing) {
   EXPECT_EQ(svc->config()->targets.size(), 1u);
 }
 
-TEST_F(ServiceReload, SchedulerFailureRollsBackRowsAndMetrics) {
+TEST_P(ServiceReload, SchedulerFailureRollsBackRowsAndMetrics) {
   // ca_file exists (config validation passes) but is no certificate: only
   // the scheduler, the last step, fails, when it builds beta's TLS context.
   std::ofstream(dir / "ca.pem") << "not a certificate\n";
@@ -194,13 +198,56 @@ TEST_F(ServiceReload, SchedulerFailureRollsBackRowsAndMetrics) {
   EXPECT_TRUE(has_target("alpha"));
 }
 
+// Every target is probed, each by the one lane it is bound to: seven targets
+// on a closed port (connect refused at once) every second, each counted as
+// a failure within a few seconds; a reload that replaces most of them moves
+// the probing to the new set on every lane.
+TEST_P(ServiceReload, EveryTargetIsProbedWhateverItsLane) {
+  const std::vector<std::string> first = {"a", "b", "c", "d", "e", "f", "g"};
+  const std::vector<std::string> second = {"a", "h", "i"};
+  auto write_targets = [&](const std::vector<std::string>& names) {
+    std::string t;
+    for (const auto& n : names) t += target_yaml(n);
+    write(std::string("listen: \"127.0.0.1:0\"\n") +
+          "defaults: {interval: 1s, jitter: 0, warmup: 0}\n"
+          "prompts:\n  short: {text: \"hi\"}\ntargets:\n" +
+          t);
+  };
+  auto failures = [&](const std::string& name) {
+    return value_of(scrape(), "llm_stream_probes_total",
+                    {{"target", name}, {"model", "m"}, {"prompt", "short"}, {"result", "failure"}})
+        .value_or(-1);
+  };
+  auto all_probed = [&](const std::vector<std::string>& names, double at_least) {
+    const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(8);
+    for (;;) {
+      bool all = true;
+      for (const auto& n : names) all = all && failures(n) >= at_least;
+      if (all || std::chrono::steady_clock::now() > limit) return all;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  };
+  write_targets(first);
+  ASSERT_TRUE(svc->reload().ok);
+  EXPECT_TRUE(all_probed(first, 1));
+  write_targets(second);
+  ASSERT_TRUE(svc->reload().ok);
+  EXPECT_FALSE(has_target("b"));
+  EXPECT_TRUE(all_probed(second, 1));
+  // "a" was kept: its loop went on where it ran, its count did not restart.
+  EXPECT_TRUE(all_probed({"a"}, 2));
+}
+
+INSTANTIATE_TEST_SUITE_P(ProbeThreads, ServiceReload, ::testing::Values(1, 3),
+                         [](const auto& info) { return std::to_string(info.param) + "_threads"; });
+
 }  // namespace
 }  // namespace lse::service
 
 namespace lse::service {
 namespace {
 
-TEST_F(ServiceReload, ReloadsAreCountedByResult) {
+TEST_P(ServiceReload, ReloadsAreCountedByResult) {
   // The startup load is not a reload.
   EXPECT_EQ(value_of(scrape(), kReloads, {{"result", "success"}}), 0.0);
   EXPECT_EQ(value_of(scrape(), kReloads, {{"result", "failure"}}), 0.0);
@@ -215,7 +262,7 @@ TEST_F(ServiceReload, ReloadsAreCountedByResult) {
 
 // A changed listen: moves the listener: the new address answers, the old
 // one stops accepting, the config and listen_address() say the new one.
-TEST_F(ServiceReload, AChangedListenMovesTheListener) {
+TEST_P(ServiceReload, AChangedListenMovesTheListener) {
   const unsigned short old_port = svc->port();
   unsigned short new_port = 0;
   {
@@ -241,7 +288,7 @@ TEST_F(ServiceReload, AChangedListenMovesTheListener) {
 
 // A new address that cannot be bound fails the reload whole: the other
 // parts roll back, the listener stays, the failure is counted and said.
-TEST_F(ServiceReload, AListenAddressInUseRefusesTheReloadWhole) {
+TEST_P(ServiceReload, AListenAddressInUseRefusesTheReloadWhole) {
   const unsigned short port = svc->port();
   const Socket taken = Socket::listening();
   const std::string to = "127.0.0.1:" + std::to_string(taken.port());
@@ -262,7 +309,7 @@ TEST_F(ServiceReload, AListenAddressInUseRefusesTheReloadWhole) {
 
 // web: limits apply on reload: a shorter header deadline closes a silent
 // connection made after it.
-TEST_F(ServiceReload, WebLimitsApplyOnReload) {
+TEST_P(ServiceReload, WebLimitsApplyOnReload) {
   write(config_yaml(target_yaml("alpha"), "web: {header_timeout: 200ms}\n"));
   auto r = svc->reload();
   ASSERT_TRUE(r.ok) << r.message;
