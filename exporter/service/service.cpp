@@ -398,8 +398,8 @@ struct Service::Impl {
   }
 };
 
-Service::Service(std::string config_path, Identity identity, std::uint64_t seed, HttpOptions http,
-                 ProbeOptions probe) {
+Service::Service(std::string config_path, const Identity& identity, std::uint64_t seed,
+                 HttpOptions http, ProbeOptions probe) {
   auto initial = std::make_shared<const config::Config>(config::load_file(config_path));
   impl_ = std::make_unique<Impl>(std::move(config_path), std::move(initial), identity, seed,
                                  std::move(http), probe);

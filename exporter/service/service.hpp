@@ -51,8 +51,8 @@ class Service {
   // them; nothing runs yet. Throws config::ConfigError for an invalid file
   // (either), std::invalid_argument for bad routing and std::runtime_error
   // when a part cannot be set up (rows file, TLS material).
-  Service(std::string config_path, Identity identity, std::uint64_t seed, HttpOptions http = {},
-          ProbeOptions probe = {});
+  Service(std::string config_path, const Identity& identity, std::uint64_t seed,
+          HttpOptions http = {}, ProbeOptions probe = {});
   ~Service();  // stop()s
   Service(const Service&) = delete;
   Service& operator=(const Service&) = delete;
