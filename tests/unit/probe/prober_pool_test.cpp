@@ -10,13 +10,15 @@
 namespace lse::probe {
 namespace {
 
-struct Stub {
+// What the pool needs of a prober (cancel()), and what the tests check: the
+// target it was made for, an id, a live count (`alive`), cancels received.
+struct FakeProber {
   std::size_t target;
   int id;
   int* alive;
   int canceled = 0;
-  Stub(std::size_t t, int i, int* a) : target(t), id(i), alive(a) { ++*alive; }
-  ~Stub() { --*alive; }
+  FakeProber(std::size_t t, int i, int* a) : target(t), id(i), alive(a) { ++*alive; }
+  ~FakeProber() { --*alive; }
   void cancel() { ++canceled; }
 };
 
@@ -24,24 +26,24 @@ struct ProberPoolTest : ::testing::Test {
   int alive = 0;
   int next_id = 0;
   std::vector<std::size_t> made_for;
-  ProberPool<Stub> pool_with(std::size_t max_idle) {
-    return ProberPool<Stub>(max_idle, [this](std::size_t t) {
+  ProberPool<FakeProber> pool_with(std::size_t max_idle) {
+    return ProberPool<FakeProber>(max_idle, [this](std::size_t t) {
       made_for.push_back(t);
-      return std::make_unique<Stub>(t, next_id++, &alive);
+      return std::make_unique<FakeProber>(t, next_id++, &alive);
     });
   }
 };
 
 TEST_F(ProberPoolTest, AProberGivenBackServesTheNextProbeOfItsTargetFromAnySlot) {
   auto pool = pool_with(4);
-  Stub& a = pool.acquire(7);
+  FakeProber& a = pool.acquire(7);
   EXPECT_EQ(a.target, 7u);
   const int id = a.id;
   pool.release(a);
-  Stub& again = pool.acquire(7);  // another slot, same target: same prober
+  FakeProber& again = pool.acquire(7);  // another slot, same target: same prober
   EXPECT_EQ(again.id, id);
   EXPECT_EQ(pool.created(), 1u);
-  Stub& other = pool.acquire(3);  // another target: a new one
+  FakeProber& other = pool.acquire(3);  // another target: a new one
   EXPECT_NE(other.id, id);
   EXPECT_EQ(other.target, 3u);
   EXPECT_EQ(made_for, (std::vector<std::size_t>{7, 3}));
@@ -49,8 +51,8 @@ TEST_F(ProberPoolTest, AProberGivenBackServesTheNextProbeOfItsTargetFromAnySlot)
 
 TEST_F(ProberPoolTest, TwoProbesOfOneTargetAtOnceGetTwoProbers) {
   auto pool = pool_with(4);
-  Stub& a = pool.acquire(1);
-  Stub& b = pool.acquire(1);
+  FakeProber& a = pool.acquire(1);
+  FakeProber& b = pool.acquire(1);
   EXPECT_NE(&a, &b);
   EXPECT_EQ(pool.size(), 2u);
   EXPECT_EQ(pool.idle(), 0u);
@@ -63,10 +65,10 @@ TEST_F(ProberPoolTest, TwoProbesOfOneTargetAtOnceGetTwoProbers) {
 
 TEST_F(ProberPoolTest, SpareIdleProbersAreBoundedAndTheLongestIdleGoesFirst) {
   auto pool = pool_with(1);
-  Stub& a0 = pool.acquire(0);
-  Stub& a1 = pool.acquire(0);
-  Stub& a2 = pool.acquire(0);
-  Stub& b = pool.acquire(1);
+  FakeProber& a0 = pool.acquire(0);
+  FakeProber& a1 = pool.acquire(0);
+  FakeProber& a2 = pool.acquire(0);
+  FakeProber& b = pool.acquire(1);
   EXPECT_EQ(alive, 4);
   pool.release(a0);  // target 0's one idle prober
   pool.release(a1);  // one spare: within the bound
@@ -96,9 +98,9 @@ TEST_F(ProberPoolTest, EveryTargetKeepsItsWarmProberWhateverTheBound) {
 
 TEST_F(ProberPoolTest, BusyProbersAreNeverDroppedAndCancelReachesOnlyThem) {
   auto pool = pool_with(0);
-  Stub& busy = pool.acquire(0);
-  Stub& first = pool.acquire(1);
-  Stub& second = pool.acquire(1);
+  FakeProber& busy = pool.acquire(0);
+  FakeProber& first = pool.acquire(1);
+  FakeProber& second = pool.acquire(1);
   pool.release(first);
   pool.release(second);  // two idle for target 1, max_idle 0: the one idle longer (first) goes
   EXPECT_EQ(alive, 2);
@@ -112,8 +114,8 @@ TEST_F(ProberPoolTest, BusyProbersAreNeverDroppedAndCancelReachesOnlyThem) {
 TEST_F(ProberPoolTest, AdoptedProbersAreIdleAndServeTheFirstProbe) {
   auto pool = pool_with(0);
   for (std::size_t t = 0; t < 5; ++t)
-    pool.adopt(t, std::make_unique<Stub>(t, 100 + static_cast<int>(t), &alive));
-  pool.adopt(4, std::make_unique<Stub>(4, 200, &alive));  // a spare: dropped
+    pool.adopt(t, std::make_unique<FakeProber>(t, 100 + static_cast<int>(t), &alive));
+  pool.adopt(4, std::make_unique<FakeProber>(4, 200, &alive));  // a spare: dropped
   EXPECT_EQ(alive, 5);
   EXPECT_EQ(pool.acquire(4).id, 200);  // the one adopted last (the first went)
   EXPECT_EQ(pool.acquire(0).id, 100);
@@ -122,10 +124,10 @@ TEST_F(ProberPoolTest, AdoptedProbersAreIdleAndServeTheFirstProbe) {
 
 TEST_F(ProberPoolTest, ReleasingTwiceOrAStrangerIsALogicError) {
   auto pool = pool_with(2);
-  Stub& a = pool.acquire(0);
+  FakeProber& a = pool.acquire(0);
   pool.release(a);
   EXPECT_THROW(pool.release(a), std::logic_error);
-  Stub stranger(0, -1, &alive);
+  FakeProber stranger(0, -1, &alive);
   EXPECT_THROW(pool.release(stranger), std::logic_error);
 }
 
@@ -135,7 +137,7 @@ TEST_F(ProberPoolTest, ProbersStayWithinSlotsTargetsAndSpares) {
   constexpr std::size_t kSlots = 50, kTargets = 1000;
   auto pool = pool_with(kSlots);
   std::mt19937 rng(7);
-  std::vector<Stub*> in_flight;
+  std::vector<FakeProber*> in_flight;
   std::size_t most = 0;
   for (int step = 0; step < 40000; ++step) {
     if (in_flight.size() < kSlots && (in_flight.empty() || rng() % 2)) {
