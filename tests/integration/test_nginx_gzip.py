@@ -67,10 +67,16 @@ class NginxGzip(unittest.TestCase):
             self.assertEqual(s['content_encoding'], 'gzip')
             self.assertEqual(s['coalesced_chunks'], 0)
             self.assertAlmostEqual(s['ttft_ms'], 100, delta=30)
+            # On a loaded machine one write of nginx or the upstream can land late
+            # (that gap grows, the next one shrinks by as much): the rhythm is
+            # checked as a whole, and no single gap may look like buffering
+            # (a few ms) or a stall.
             gaps = s['gaps_ms']
             self.assertEqual(len(gaps), 24)
-            for g in gaps:
-                self.assertAlmostEqual(g, 40, delta=15)
+            self.assertAlmostEqual(sorted(gaps)[12], 40, delta=5, msg=gaps)
+            self.assertAlmostEqual(sum(gaps), 24 * 40, delta=60, msg=gaps)
+            self.assertGreaterEqual(sum(1 for g in gaps if abs(g - 40) <= 15), 20, gaps)
+            self.assertTrue(all(10 < g < 150 for g in gaps), gaps)
 
 
 if __name__ == '__main__':
