@@ -150,6 +150,10 @@ enum class PhaseSeries { histogram, sum_count, off };
 
 // A config implying more series than this is refused (metrics.max_series).
 inline constexpr std::uint64_t kDefaultMaxSeries = 100000;
+// A scrape whose exposition would pass this many bytes (uncompressed) is
+// refused with 500 and a warning, its render stopped there
+// (metrics.max_scrape_bytes); the default max_series renders ~12 MB.
+inline constexpr std::uint64_t kDefaultMaxScrapeBytes = 64ull << 20;
 
 // How /metrics spends series: the `metrics:` section besides its buckets.
 struct MetricsOptions {
@@ -158,6 +162,7 @@ struct MetricsOptions {
   // label (prompts are still probed and kept apart in rows and reports).
   bool per_prompt = true;
   std::uint64_t max_series = kDefaultMaxSeries;
+  std::uint64_t max_scrape_bytes = kDefaultMaxScrapeBytes;
 
   bool operator==(const MetricsOptions&) const = default;
 };

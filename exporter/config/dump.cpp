@@ -293,6 +293,7 @@ void emit_metrics(YAML::Emitter& out, const Config& config) {
   out << YAML::Key << "phases" << YAML::Value << phase_series_name(config.metrics.phases);
   out << YAML::Key << "per_prompt" << YAML::Value << config.metrics.per_prompt;
   out << YAML::Key << "max_series" << YAML::Value << config.metrics.max_series;
+  out << YAML::Key << "max_scrape_bytes" << YAML::Value << config.metrics.max_scrape_bytes;
   out << YAML::EndMap;
 }
 

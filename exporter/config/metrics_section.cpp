@@ -98,11 +98,16 @@ void apply_metrics_key(const Reader& r, Config& config, const Fields::Entry& e, 
     if (n < 1) r.fail(v, fmt::format("must be >= 1, got {}", n));
     config.metrics.max_series = static_cast<std::uint64_t>(n);
     ctx.max_series_item = v;
+  } else if (e.key == "max_scrape_bytes") {
+    const std::uint64_t n = r.byte_size(v);
+    if (n < 4096) r.fail(v, fmt::format("must be at least 4KiB, got {} bytes", n));
+    config.metrics.max_scrape_bytes = n;
   }
 }
 
 void parse_metrics(const Reader& r, const Item& item, Config& config, Context& ctx) {
-  Fields f(r, item, "metrics", {"buckets", "phases", "per_prompt", "max_series"}, "metrics.");
+  Fields f(r, item, "metrics",
+           {"buckets", "phases", "per_prompt", "max_series", "max_scrape_bytes"}, "metrics.");
   for (const auto& e : f.entries()) r.attempt([&] { apply_metrics_key(r, config, e, ctx); });
 }
 

@@ -2,11 +2,15 @@
 // (default) or OpenMetrics 1.0.0 (exemplars, `# EOF`), chosen from the
 // scraper's Accept header the way Prometheus client libraries do. Pure.
 #pragma once
+#include <functional>
 #include <string_view>
 
 namespace lse::metrics {
 
 enum class Exposition { text, openmetrics };
+
+// Takes an exposition a piece at a time (Metrics::render); false stops it.
+using ExpositionSink = std::function<bool(std::string_view piece)>;
 
 inline constexpr const char* kTextContentType = "text/plain; version=0.0.4; charset=utf-8";
 inline constexpr const char* kOpenMetricsContentType =

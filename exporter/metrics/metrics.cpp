@@ -299,7 +299,8 @@ struct Metrics::Impl {
   mutable std::mutex gate;
   std::map<std::string, TargetSeries, std::less<>> targets;
   HistogramBounds bounds;  // what the existing histograms were built with
-  mutable std::atomic<std::size_t> last_render_bytes{0};  // sizes the next render's buffer
+  mutable std::atomic<std::size_t> last_render_bytes{0};    // sizes the next whole render
+  mutable std::atomic<std::size_t> largest_piece_bytes{0};  // sizes the next render's piece
 
   explicit Impl(const BuildInfo& build) : exporter(families, build) {}
 
@@ -615,26 +616,40 @@ struct Metrics::Impl {
     return families;
   }
 
-  // The exposition, one family collected, written and let go at a time: a
-  // scrape of 1,000 targets (~290 k series) never holds every family's
-  // collected copy at once, and `out` is sized once from the last render
-  // (caller holds the read lock).
-  void write(std::string& out, Exposition format,
+  // The exposition, one family collected, written, handed to `sink` and let
+  // go at a time: a scrape of 1,000 targets (~290 k series) never holds every
+  // family's collected copy, nor (with a sink that compresses) the whole
+  // text. `piece` is reused, sized once from the largest family of the last
+  // render (caller holds the read lock).
+  bool write(const Sink& sink, Exposition format,
              const std::vector<prometheus::MetricFamily>& process) const {
-    out.reserve(last_render_bytes.load(std::memory_order_relaxed) * 9 / 8 + 4096);
+    std::string piece;
+    piece.reserve(largest_piece_bytes.load(std::memory_order_relaxed) * 9 / 8 + 4096);
+    std::size_t largest = 0;
+    auto hand_over = [&] {
+      largest = std::max(largest, piece.size());
+      const bool more = sink(piece);
+      piece.clear();
+      return more;
+    };
     std::vector<prometheus::MetricFamily> one;
+    bool more = true;
     families.each_in_registry_order([&](const prometheus::Collectable& family) {
+      if (!more) return;
       one = family.Collect();
       if (format == Exposition::openmetrics)
-        append_families(out, format, one, NotesReader(*this));
+        append_families(piece, format, one, NotesReader(*this));
       else
-        append_families(out, format, one);
+        append_families(piece, format, one);
+      more = hand_over();
     });
+    if (!more) return false;
     append_families(
-        out, format, process,
+        piece, format, process,
         format == Exposition::openmetrics ? NotesLookup(NotesReader(*this)) : NotesLookup{});
-    end_exposition(out, format);
-    last_render_bytes.store(out.size(), std::memory_order_relaxed);
+    end_exposition(piece, format);
+    largest_piece_bytes.store(std::max(largest, piece.size()), std::memory_order_relaxed);
+    return hand_over();
   }
 
   // --- OpenMetrics notes (caller holds the read lock) ------------------------
@@ -763,16 +778,25 @@ std::vector<prometheus::MetricFamily> Metrics::collect() const {
 }
 
 std::string Metrics::render(Exposition format) const {
+  std::string out;
+  out.reserve(impl_->last_render_bytes.load(std::memory_order_relaxed) * 9 / 8 + 4096);
+  render(format, [&out](std::string_view piece) {
+    out.append(piece);
+    return true;
+  });
+  impl_->last_render_bytes.store(out.size(), std::memory_order_relaxed);
+  return out;
+}
+
+bool Metrics::render(Exposition format, const Sink& sink) const {
   // /proc is read before any lock is taken.
   const auto process =
       read_process_ ? process_families(read_process_()) : std::vector<prometheus::MetricFamily>{};
   // One shared lock from the first family to the last: a scrape sees either
   // the old or the new config's series, and OpenMetrics notes (read from
   // the live series) describe the same series as the values.
-  std::string out;
   auto lock = impl_->read_lock();
-  impl_->write(out, format, process);
-  return out;
+  return impl_->write(sink, format, process);
 }
 
 }  // namespace lse::metrics

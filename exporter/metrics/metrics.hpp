@@ -71,6 +71,12 @@ class Metrics {
   // exemplars {probe_id} (ProbeResult::id) on the buckets of TTFT, gaps
   // (the largest gap of a probe) and max gap. Both end with process_*.
   std::string render(Exposition format) const;
+  // The same exposition handed to `sink` a piece at a time (one family, then
+  // the end), so that a caller compresses or counts as it goes instead of
+  // holding the whole text (30 MB at 1,000 targets); `sink` returns false to
+  // stop the render there. True when every piece was taken.
+  using Sink = ExpositionSink;
+  bool render(Exposition format, const Sink& sink) const;
 
   // The families render() writes (registry and process_*), for benchmarks
   // that compare serializers on the same input.

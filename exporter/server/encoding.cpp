@@ -1,8 +1,9 @@
-// gzip negotiation and one-shot compression with zlib.
+// gzip negotiation and compression with zlib, whole or a piece at a time.
 #include "server/encoding.hpp"
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <optional>
 #include <stdexcept>
@@ -56,23 +57,67 @@ bool accepts_gzip(std::string_view header) {
 }
 
 std::string gzip(std::string_view data) {
+  GzipWriter w;
+  w.write(data);
+  return w.finish();
+}
+
+struct GzipWriter::State {
   z_stream zs{};
+};
+
+GzipWriter::GzipWriter() : state_(std::make_unique<State>()) {
   // 15 + 16: largest window, gzip wrapper instead of zlib's.
-  if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+  if (deflateInit2(&state_->zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+                   Z_DEFAULT_STRATEGY) != Z_OK) {
+    state_.reset();
     throw std::runtime_error("zlib: deflateInit2 failed");
-  std::string out;
-  out.resize(deflateBound(&zs, static_cast<uLong>(data.size())));
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  zs.avail_in = static_cast<uInt>(data.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  // deflateBound guarantees one Z_FINISH call completes.
-  const int rc = deflate(&zs, Z_FINISH);
-  const auto written = zs.total_out;
-  deflateEnd(&zs);
-  if (rc != Z_STREAM_END) throw std::runtime_error("zlib: deflate failed");
-  out.resize(written);
-  return out;
+  }
+}
+
+GzipWriter::~GzipWriter() {
+  if (state_) deflateEnd(&state_->zs);
+}
+
+void GzipWriter::deflate_all(std::string_view piece, int flush) {
+  if (!state_) throw std::runtime_error("zlib: the gzip stream is already finished");
+  z_stream& zs = state_->zs;
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(piece.data()));
+  zs.avail_in = static_cast<uInt>(piece.size());
+  for (;;) {
+    // out_ is sized to its room (zero-filled once, when it grows); used_
+    // bytes of it are the stream so far.
+    if (out_.size() - used_ < 4096) out_.resize(out_.size() * 2 + 65536);
+    zs.next_out = reinterpret_cast<Bytef*>(out_.data() + used_);
+    zs.avail_out = static_cast<uInt>(std::min<std::size_t>(out_.size() - used_, 1U << 30));
+    const uInt room = zs.avail_out;
+    const int rc = deflate(&zs, flush);
+    used_ += room - zs.avail_out;
+    if (rc == Z_STREAM_END) return;
+    if (rc != Z_OK && rc != Z_BUF_ERROR) throw std::runtime_error("zlib: deflate failed");
+    // Done when zlib took all input and, for Z_NO_FLUSH, left room unused.
+    if (flush == Z_NO_FLUSH && zs.avail_in == 0 && zs.avail_out > 0) return;
+  }
+}
+
+void GzipWriter::write(std::string_view piece) {
+  // uInt is 32 bits: hand zlib at most 1 GiB at a time.
+  constexpr std::size_t kStep = std::size_t{1} << 30;
+  while (!piece.empty()) {
+    const std::string_view step = piece.substr(0, kStep);
+    deflate_all(step, Z_NO_FLUSH);
+    bytes_in_ += step.size();
+    piece.remove_prefix(step.size());
+  }
+}
+
+std::string GzipWriter::finish() {
+  deflate_all({}, Z_FINISH);
+  deflateEnd(&state_->zs);
+  state_.reset();
+  out_.resize(used_);
+  out_.shrink_to_fit();
+  return std::move(out_);
 }
 
 }  // namespace lse::server

@@ -67,6 +67,7 @@ struct Outcome {
   const char* allow = nullptr;  // for 405
   std::string location;         // for redirects
   bool compressible = false;    // worth gzip when the client asks
+  bool gzipped = false;         // body already gzip (compressed as it was made)
   bool varies_by_accept = false;
   bool html = false;
   bool challenge = false;  // 401: ask for basic auth
@@ -141,13 +142,33 @@ Outcome probes(std::string_view query, const report::RowStore& rows) {
   return o;
 }
 
-Outcome metrics(std::string_view accept, const RouteContext& ctx) {
-  const metrics::Exposition format = metrics::negotiate(accept);
+// The exposition compressed as it is rendered when the scraper takes gzip
+// (Prometheus does): only the compressed tenth is ever held whole.
+Outcome metrics(const Request& req, const RouteContext& ctx) {
+  const metrics::Exposition format = metrics::negotiate(sv(req[http::field::accept]));
   Outcome o;
   o.content_type = metrics::content_type(format);
   o.compressible = true;
   o.varies_by_accept = true;
-  if (ctx.hooks.metrics) o.body = ctx.hooks.metrics(format);
+  if (!ctx.hooks.metrics) return o;
+  std::string refused;
+  if (accepts_gzip(sv(req[http::field::accept_encoding]))) {
+    GzipWriter gz;
+    refused = ctx.hooks.metrics(format, [&gz](std::string_view piece) {
+      gz.write(piece);
+      return true;
+    });
+    if (refused.empty()) {
+      o.body = gz.finish();
+      o.gzipped = true;
+    }
+  } else {
+    refused = ctx.hooks.metrics(format, [&o](std::string_view piece) {
+      o.body.append(piece);
+      return true;
+    });
+  }
+  if (!refused.empty()) return text(http::status::internal_server_error, refused + "\n");
   return o;
 }
 
@@ -260,7 +281,7 @@ Outcome route(const Request& req, Parts parts, const RouteContext& ctx) {
   }
   if (parts.path == r.telemetry_path) {
     if (!allows(Methods::get_head, method)) return not_allowed(Methods::get_head);
-    return metrics(sv(req[http::field::accept]), ctx);
+    return metrics(req, ctx);
   }
   for (const auto& e : kEndpoints) {
     if (parts.path != e.path) continue;
@@ -315,6 +336,14 @@ std::string query_decode(std::string_view text) {
   return out;
 }
 
+MetricsHook whole_exposition(std::function<std::string(metrics::Exposition)> render) {
+  return [render = std::move(render)](metrics::Exposition format,
+                                      const metrics::ExpositionSink& sink) {
+    sink(render(format));
+    return std::string();
+  };
+}
+
 Response handle_request(const Request& req, const RouteContext& ctx) {
   Outcome o;
   try {
@@ -338,7 +367,10 @@ Response handle_request(const Request& req, const RouteContext& ctx) {
             "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'");
   if (o.compressible) {
     res.set(http::field::vary, o.varies_by_accept ? "Accept-Encoding, Accept" : "Accept-Encoding");
-    if (o.status == http::status::ok && accepts_gzip(sv(req[http::field::accept_encoding]))) {
+    if (o.gzipped) {
+      res.set(http::field::content_encoding, "gzip");
+    } else if (o.status == http::status::ok &&
+               accepts_gzip(sv(req[http::field::accept_encoding]))) {
       try {
         o.body = gzip(o.body);
         res.set(http::field::content_encoding, "gzip");

@@ -33,12 +33,20 @@ struct TargetStatus {
 // probe threads. A hook that throws answers 500 with the exception's message.
 // An empty hook degrades instead of crashing: /metrics serves an empty body,
 // /-/ready answers 503, /-/reload 500, /config 503, the landing page no targets.
+// The exposition of a scrape, handed a piece at a time to the sink (which
+// compresses as it goes when the scraper takes gzip); "" when whole, else
+// why the scrape is refused (answered 500 with that message).
+using MetricsHook = std::function<std::string(metrics::Exposition, const metrics::ExpositionSink&)>;
+
+// A MetricsHook from an exposition built whole (tests, tools).
+MetricsHook whole_exposition(std::function<std::string(metrics::Exposition)> render);
+
 struct Hooks {
-  std::function<std::string(metrics::Exposition)> metrics;  // exposition text in that format
-  std::function<bool()> ready;                              // config loaded, scheduler running
-  std::function<std::pair<bool, std::string>()> reload;     // POST /-/reload -> ok + message
-  std::function<std::string()> config_dump;                 // redacted YAML for GET /config
-  std::function<std::vector<TargetStatus>()> targets;       // for the landing page
+  MetricsHook metrics;                                   // exposition in that format
+  std::function<bool()> ready;                           // config loaded, scheduler running
+  std::function<std::pair<bool, std::string>()> reload;  // POST /-/reload -> ok + message
+  std::function<std::string()> config_dump;              // redacted YAML for GET /config
+  std::function<std::vector<TargetStatus>()> targets;    // for the landing page
 };
 
 // Where the endpoints answer, as the `--web.*` flags set it.

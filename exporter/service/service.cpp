@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "log/log.hpp"
+#include "metrics/scrape_budget.hpp"
 #include "net/proxy_env.hpp"
 #include "schedule/lanes.hpp"
 #include "schedule/scheduler.hpp"
@@ -379,14 +380,40 @@ struct Service::Impl {
 
   // --- what the HTTP server asks ------------------------------------------------
 
-  std::string scrape(metrics::Exposition format) {
-    update_diagnosis(metrics, rows, *snapshot());
-    return metrics.render(format);
+  // The exposition into `sink` within metrics.max_scrape_bytes; "" when
+  // whole, else the refusal (warned about at most once a minute, with the
+  // count of refusals in between).
+  std::string scrape(metrics::Exposition format, const metrics::ExpositionSink& sink) {
+    const auto config = snapshot();
+    update_diagnosis(metrics, rows, *config);
+    metrics::ScrapeBudget budget(config->metrics.max_scrape_bytes);
+    metrics.render(format, budget.guard(sink));
+    if (!budget.exceeded()) return {};
+    const auto now = std::chrono::steady_clock::now();
+    const std::lock_guard lock(refusal_mutex);
+    if (refusal_warned && now - last_refusal_warning < std::chrono::minutes(1)) {
+      ++refusals_unwarned;
+      return budget.refusal();
+    }
+    log::warn("scrape refused: exposition larger than metrics.max_scrape_bytes",
+              {{"max_scrape_bytes", budget.max_bytes()},
+               {"rendered_bytes", budget.bytes()},
+               {"refused_without_warning", refusals_unwarned}});
+    refusal_warned = true;
+    last_refusal_warning = now;
+    refusals_unwarned = 0;
+    return budget.refusal();
   }
+  std::mutex refusal_mutex;
+  bool refusal_warned = false;
+  std::chrono::steady_clock::time_point last_refusal_warning;
+  std::uint64_t refusals_unwarned = 0;  // refusals since the last warning
 
   server::Hooks hooks() {
     server::Hooks h;
-    h.metrics = [this](metrics::Exposition format) { return scrape(format); };
+    h.metrics = [this](metrics::Exposition format, const metrics::ExpositionSink& sink) {
+      return scrape(format, sink);
+    };
     h.ready = [this] { return ready.load(); };
     h.reload = [this] {
       auto r = reload(config_path);
@@ -421,7 +448,15 @@ void Service::stop() { impl_->stop(); }
 
 std::shared_ptr<const config::Config> Service::config() const { return impl_->snapshot(); }
 
-std::string Service::scrape(metrics::Exposition format) { return impl_->scrape(format); }
+std::string Service::scrape(metrics::Exposition format) {
+  std::string out;
+  const std::string refused = impl_->scrape(format, [&out](std::string_view piece) {
+    out.append(piece);
+    return true;
+  });
+  if (!refused.empty()) throw std::runtime_error(refused);
+  return out;
+}
 
 const report::RowStore& Service::rows() const { return impl_->rows; }
 

@@ -122,10 +122,10 @@ Hooks make_hooks(const Controls& c) {
   if (c.empty_hooks) return h;
   if (c.throwing) {
     auto boom = [](const char* what) { throw std::runtime_error(what); };
-    h.metrics = [boom](lse::metrics::Exposition) -> std::string {
+    h.metrics = lse::server::whole_exposition([boom](lse::metrics::Exposition) -> std::string {
       boom("metrics <failed>");
       return {};
-    };
+    });
     h.ready = [boom]() -> bool {
       boom("ready failed");
       return false;
@@ -145,7 +145,7 @@ Hooks make_hooks(const Controls& c) {
     return h;
   }
   const bool ok = c.ok;
-  h.metrics = [](lse::metrics::Exposition e) {
+  h.metrics = lse::server::whole_exposition([](lse::metrics::Exposition e) {
     std::string body =
         "# HELP llm_probe_ttft_seconds Time to first token.\n"
         "# TYPE llm_probe_ttft_seconds histogram\n";
@@ -154,7 +154,7 @@ Hooks make_hooks(const Controls& c) {
               std::to_string(i * 0.25) + "\"} " + std::to_string(i * 3) + "\n";
     if (e == lse::metrics::Exposition::openmetrics) body += "# EOF\n";
     return body;
-  };
+  });
   h.ready = [ok] { return ok; };
   h.reload = [ok] { return std::pair<bool, std::string>(ok, ok ? "" : "config.yaml:3:1: bad"); };
   h.config_dump = [] { return std::string("listen: \":9687\"\ntargets:\n  - name: svc\n"); };

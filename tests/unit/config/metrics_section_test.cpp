@@ -33,6 +33,7 @@ TEST(MetricsSection, DefaultsWithoutIt) {
   EXPECT_EQ(c.metrics.phases, PhaseSeries::histogram);
   EXPECT_TRUE(c.metrics.per_prompt);
   EXPECT_EQ(c.metrics.max_series, 100000u);
+  EXPECT_EQ(c.metrics.max_scrape_bytes, 64u << 20);
   EXPECT_EQ(c.buckets, Buckets{});
   EXPECT_EQ(c.buckets.probe_gap_p95, Buckets{}.gap);
   EXPECT_EQ(c.buckets.probe_max_gap, Buckets{}.gap);
@@ -136,6 +137,19 @@ TEST(MaxSeries, IsNotCountedOnAConfigWithErrors) {
 }
 
 // --- labels -------------------------------------------------------------------------
+
+TEST(MaxScrapeBytes, TakesAByteSizeOfAtLeast4KiB) {
+  EXPECT_EQ(
+      parsed("metrics:\n  max_scrape_bytes: 16MiB\n" + kPrompts + kTarget).metrics.max_scrape_bytes,
+      16u << 20);
+  EXPECT_EQ(
+      parsed("metrics:\n  max_scrape_bytes: 4096\n" + kPrompts + kTarget).metrics.max_scrape_bytes,
+      4096u);
+  EXPECT_EQ(first_error("metrics:\n  max_scrape_bytes: 4095\n" + kPrompts + kTarget),
+            "f.yaml:2:21: metrics.max_scrape_bytes: must be at least 4KiB, got 4095 bytes");
+  const std::string bad = first_error("metrics:\n  max_scrape_bytes: lots\n" + kPrompts + kTarget);
+  EXPECT_EQ(bad.rfind("f.yaml:2:21: metrics.max_scrape_bytes: ", 0), 0u) << bad;
+}
 
 TEST(Labels, MergeWithDefaultsByNameTheTargetWinning) {
   const Config c =

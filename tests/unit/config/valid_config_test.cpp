@@ -48,6 +48,7 @@ TEST_F(ValidConfig, TopLevelSections) {
   EXPECT_EQ(c.metrics.phases, PhaseSeries::sum_count);
   EXPECT_FALSE(c.metrics.per_prompt);
   EXPECT_EQ(c.metrics.max_series, 5000u);
+  EXPECT_EQ(c.metrics.max_scrape_bytes, 32u << 20);
   EXPECT_TRUE(c.targets[0].labels.empty());
   EXPECT_EQ(c.targets[1].labels,
             (std::map<std::string, std::string>{{"provider", "example"}, {"team", "7"}}));

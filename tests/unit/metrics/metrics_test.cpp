@@ -249,6 +249,47 @@ TEST_F(MetricsTest, RenderingOneFamilyAtATimeWritesTheWholeCollection) {
   EXPECT_EQ(metrics.render(lse::metrics::Exposition::openmetrics), om);
 }
 
+TEST_F(MetricsTest, ASinkTakesTheSameExpositionAFamilyAtATime) {
+  metrics.apply_config(
+      make_config({make_target("t", "m", {"p", "q"}), make_target("u", "m", {"p"})}));
+  metrics.record(success("t", "m", "p"));
+  for (auto format : {lse::metrics::Exposition::text, lse::metrics::Exposition::openmetrics}) {
+    std::vector<std::string> pieces;
+    EXPECT_TRUE(metrics.render(format, [&](std::string_view piece) {
+      pieces.emplace_back(piece);
+      return true;
+    }));
+    std::string joined;
+    std::size_t families = 0;
+    for (const auto& p : pieces) {
+      joined += p;
+      std::istringstream lines(p);
+      for (std::string line; std::getline(lines, line);)
+        if (line.rfind("# TYPE ", 0) == 0) ++families;
+    }
+    EXPECT_EQ(joined, metrics.render(format));
+    // Never the whole text in one piece: about one family each (the last
+    // piece carries process_* and the end).
+    EXPECT_GT(pieces.size(), 20u);
+    EXPECT_LE(pieces.size(), families + 1);
+  }
+}
+
+TEST_F(MetricsTest, ASinkThatSaysStopEndsTheRenderThere) {
+  metrics.apply_config(make_config({make_target("t", "m", {"p"})}));
+  metrics.record(success("t", "m", "p"));
+  int calls = 0;
+  std::string taken;
+  EXPECT_FALSE(metrics.render(lse::metrics::Exposition::text, [&](std::string_view piece) {
+    taken += piece;
+    return ++calls < 3;
+  }));
+  EXPECT_EQ(calls, 3);
+  const std::string whole = metrics.render(lse::metrics::Exposition::text);
+  EXPECT_EQ(whole.substr(0, taken.size()), taken);
+  EXPECT_LT(taken.size(), whole.size());
+}
+
 TEST_F(MetricsTest, FailedProbeCountsWhatHappenedBeforeTheFailure) {
   metrics.apply_config(make_config({make_target("t", "m", {"p"})}));
   metrics.record(success("t", "m", "p"));

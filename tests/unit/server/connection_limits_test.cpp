@@ -35,7 +35,7 @@ class ConnectionLimits : public ::testing::Test {
 
   static Hooks hooks() {
     Hooks h;
-    h.metrics = [](metrics::Exposition) { return std::string("x 1\n"); };
+    h.metrics = whole_exposition([](metrics::Exposition) { return std::string("x 1\n"); });
     h.ready = [] { return true; };
     return h;
   }

@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
+#include "inflate.hpp"
 #include "server/encoding.hpp"
 #include "server/landing_page.hpp"
 
@@ -36,6 +39,28 @@ TEST(Encoding, GzipOfEmptyAndLarge) {
   EXPECT_EQ(static_cast<unsigned char>(z[1]), 0x8b);
 }
 
+TEST(Encoding, GzipWriterPieceByPieceIsTheWholeText) {
+  // Pieces of every size, empty ones and one larger than the writer's first
+  // room (64 KiB), so that its buffer grows mid-stream.
+  std::string whole;
+  GzipWriter w;
+  for (int i = 0; i < 400; ++i) {
+    std::string piece;
+    const int lines = i == 200 ? 8000 : i % 13;
+    for (int k = 0; k < lines; ++k)
+      piece += "llm_stream_gap_seconds_bucket{target=\"t" + std::to_string(i) + "\",le=\"" +
+               std::to_string(k) + "\"} " + std::to_string(i * k) + "\n";
+    w.write(piece);
+    whole += piece;
+  }
+  EXPECT_EQ(w.bytes_in(), whole.size());
+  const std::string z = w.finish();
+  EXPECT_GT(whole.size(), 300000u);
+  EXPECT_LT(z.size(), whole.size() / 5);
+  EXPECT_TRUE(test::inflate_gzip(z) == whole);
+  EXPECT_EQ(test::inflate_gzip(GzipWriter().finish()), "");
+}
+
 TEST(Routes, QueryDecode) {
   EXPECT_EQ(query_decode("a%20b+c"), "a b c");
   EXPECT_EQ(query_decode("%3Cscript%3e"), "<script>");
@@ -56,12 +81,58 @@ struct RoutesTest : ::testing::Test {
   }
   int metrics_calls = 0;
   void count_metrics() {
-    hooks.metrics = [this](metrics::Exposition) {
+    hooks.metrics = whole_exposition([this](metrics::Exposition) {
       ++metrics_calls;
       return std::string("x 1\n");
-    };
+    });
   }
 };
+
+TEST_F(RoutesTest, ScrapesThatTakeGzipAreCompressedAsTheExpositionIsRendered) {
+  std::string whole;
+  int pieces = 0;
+  hooks.metrics = [&](metrics::Exposition, const metrics::ExpositionSink& sink) {
+    for (int i = 0; i < 300; ++i) {
+      const std::string piece = "llm_stream_chunks_total{target=\"t" + std::to_string(i) + "\"} " +
+                                std::to_string(i * 7) + "\n";
+      whole += piece;
+      ++pieces;
+      if (!sink(piece)) break;
+    }
+    return std::string();
+  };
+  auto res = call(http::verb::get, "/metrics", {{"Accept-Encoding", "gzip"}});
+  EXPECT_EQ(res.result(), http::status::ok);
+  EXPECT_EQ(pieces, 300);
+  EXPECT_EQ(res[http::field::content_encoding], "gzip");
+  EXPECT_EQ(res[http::field::vary], "Accept-Encoding, Accept");
+  EXPECT_EQ(res[http::field::content_length], std::to_string(res.body().size()));
+  EXPECT_TRUE(test::inflate_gzip(res.body()) == whole);
+  // Without gzip: the same pieces, joined.
+  whole.clear();
+  auto plain = call(http::verb::get, "/metrics");
+  EXPECT_TRUE(plain[http::field::content_encoding].empty());
+  EXPECT_TRUE(plain.body() == whole);
+  // HEAD: the length of the compressed body, no body.
+  auto head = call(http::verb::head, "/metrics", {{"Accept-Encoding", "gzip"}});
+  EXPECT_EQ(head[http::field::content_encoding], "gzip");
+  EXPECT_EQ(head[http::field::content_length], res[http::field::content_length]);
+  EXPECT_TRUE(head.body().empty());
+}
+
+TEST_F(RoutesTest, ARefusedScrapeIsA500WithTheReasonAndNoPartialExposition) {
+  for (const char* encoding : {"gzip", "identity"}) {
+    hooks.metrics = [](metrics::Exposition, const metrics::ExpositionSink& sink) {
+      sink("llm_stream_chunks_total{target=\"t\"} 1\n");
+      return std::string("scrape refused: the exposition passed metrics.max_scrape_bytes");
+    };
+    auto res = call(http::verb::get, "/metrics", {{"Accept-Encoding", encoding}});
+    EXPECT_EQ(res.result(), http::status::internal_server_error) << encoding;
+    EXPECT_TRUE(res[http::field::content_encoding].empty()) << encoding;
+    EXPECT_EQ(res.body(), "scrape refused: the exposition passed metrics.max_scrape_bytes\n")
+        << encoding;
+  }
+}
 
 TEST_F(RoutesTest, EmptyHooksDegradeGracefully) {
   routing.enable_lifecycle = true;
@@ -81,7 +152,7 @@ TEST_F(RoutesTest, AbsoluteFormTargetAndQueryAreUnderstood) {
 }
 
 TEST_F(RoutesTest, ResponsesCarryLengthAndKeepAlive) {
-  hooks.metrics = [](metrics::Exposition) { return std::string("x 1\n"); };
+  hooks.metrics = whole_exposition([](metrics::Exposition) { return std::string("x 1\n"); });
   auto res = call(http::verb::get, "/metrics");
   EXPECT_EQ(res[http::field::content_length], "4");
   EXPECT_TRUE(res.keep_alive());
@@ -151,10 +222,10 @@ TEST_F(RoutesTest, UnauthorizedIs401WithAChallengeOnEveryPath) {
 
 TEST_F(RoutesTest, AcceptChoosesTheExposition) {
   std::vector<metrics::Exposition> asked;
-  hooks.metrics = [&](metrics::Exposition format) {
+  hooks.metrics = whole_exposition([&](metrics::Exposition format) {
     asked.push_back(format);
     return std::string("x 1\n");
-  };
+  });
   auto om = call(http::verb::get, "/metrics",
                  {{"Accept", "application/openmetrics-text;version=1.0.0,text/plain;q=0.5"}});
   EXPECT_EQ(om[http::field::content_type], metrics::kOpenMetricsContentType);

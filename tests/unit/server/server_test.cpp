@@ -16,7 +16,6 @@
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <atomic>
 #include <boost/asio/connect.hpp>
@@ -29,6 +28,7 @@
 #include <mutex>
 #include <thread>
 
+#include "inflate.hpp"
 #include "report/row_json.hpp"
 #include "test_client.hpp"
 
@@ -43,24 +43,7 @@ using Clock = std::chrono::steady_clock;
 using ClientResponse = http::response<http::string_body>;
 using test::Client;
 
-std::string inflate_gzip(const std::string& data) {
-  z_stream zs{};
-  EXPECT_EQ(inflateInit2(&zs, 15 + 16), Z_OK);
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  zs.avail_in = static_cast<uInt>(data.size());
-  std::string out;
-  std::array<char, 16384> chunk;
-  int rc = Z_OK;
-  while (rc == Z_OK) {
-    zs.next_out = reinterpret_cast<Bytef*>(chunk.data());
-    zs.avail_out = static_cast<uInt>(chunk.size());
-    rc = inflate(&zs, Z_NO_FLUSH);
-    out.append(chunk.data(), chunk.size() - zs.avail_out);
-  }
-  EXPECT_EQ(rc, Z_STREAM_END);
-  inflateEnd(&zs);
-  return out;
-}
+using test::inflate_gzip;
 
 probe::ProbeResult row(const std::string& target, int n, bool ok = true) {
   probe::ProbeResult r;
@@ -106,7 +89,7 @@ class ServerTest : public ::testing::Test {
 
   Hooks hooks() {
     Hooks h;
-    h.metrics = [this](metrics::Exposition format) {
+    h.metrics = whole_exposition([this](metrics::Exposition format) {
       metrics_thread = std::this_thread::get_id();
       metrics_policy = sched_getscheduler(0);
       metrics_nice = getpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)));
@@ -117,7 +100,7 @@ class ServerTest : public ::testing::Test {
       last_format = format;
       if (metrics_throws) throw std::runtime_error("registry exploded");
       return metrics_text;
-    };
+    });
     h.ready = [this] { return ready.load(); };
     h.reload = [this]() -> std::pair<bool, std::string> {
       ++reloads;

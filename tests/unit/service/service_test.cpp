@@ -22,6 +22,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -320,6 +321,65 @@ TEST_P(ServiceReload, WebLimitsApplyOnReload) {
   auto silent = Socket::connected(svc->port());
   ASSERT_TRUE(silent.has_value());
   EXPECT_TRUE(silent->closed_within(std::chrono::seconds(3)));
+}
+
+}  // namespace
+}  // namespace lse::service
+
+namespace lse::service {
+namespace {
+
+// GET `path` on 127.0.0.1:port with Connection: close; the whole answer.
+std::string http_get(unsigned short port, const std::string& path) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(port);
+  std::string answer;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
+    const std::string req = "GET " + path + " HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n";
+    if (::send(fd, req.data(), req.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(req.size())) {
+      char buf[4096];
+      pollfd p{fd, POLLIN, 0};
+      while (::poll(&p, 1, 5000) == 1) {
+        const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+        if (n <= 0) break;
+        answer.append(buf, static_cast<std::size_t>(n));
+      }
+    }
+  }
+  ::close(fd);
+  return answer;
+}
+
+// metrics.max_scrape_bytes: a scrape whose exposition would pass it is
+// refused whole (500 with the reason, no partial exposition); a reload that
+// raises it serves the exposition again.
+TEST_P(ServiceReload, AScrapeAboveMaxScrapeBytesIsRefusedWithTheReason) {
+  const std::size_t whole = svc->scrape().size();
+  ASSERT_GT(whole, 8192u);  // one target's exposition is larger than the cap below
+  write(config_yaml(target_yaml("alpha"), "metrics:\n  max_scrape_bytes: 8KiB\n"));
+  ASSERT_TRUE(svc->reload().ok);
+  try {
+    svc->scrape();
+    ADD_FAILURE() << "the scrape passed the cap";
+  } catch (const std::runtime_error& e) {
+    const std::string why = e.what();
+    EXPECT_NE(why.find("metrics.max_scrape_bytes (8192 bytes) after "), std::string::npos) << why;
+  }
+  const std::string answer = http_get(svc->port(), "/metrics");
+  EXPECT_EQ(answer.rfind("HTTP/1.1 500 ", 0), 0u) << answer.substr(0, 200);
+  EXPECT_NE(answer.find("\r\n\r\nscrape refused: the exposition passed metrics.max_scrape_bytes"),
+            std::string::npos)
+      << answer.substr(0, 400);
+  EXPECT_EQ(answer.find("llm_stream_"), std::string::npos);  // nothing of the exposition
+
+  write(config_yaml(target_yaml("alpha"),
+                    "metrics:\n  max_scrape_bytes: " + std::to_string(whole + 4096) + "\n"));
+  ASSERT_TRUE(svc->reload().ok);
+  EXPECT_EQ(value_of(scrape(), kReloadOk, {}), 1.0);
+  EXPECT_EQ(http_get(svc->port(), "/metrics").rfind("HTTP/1.1 200 ", 0), 0u);
 }
 
 }  // namespace
