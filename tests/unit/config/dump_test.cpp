@@ -60,7 +60,7 @@ TEST_F(Dump, IsYamlOfTheEffectiveConfig) {
   EXPECT_EQ(root["metrics"]["phases"].as<std::string>(), "sum_count");
   EXPECT_EQ(root["metrics"]["per_prompt"].as<std::string>(), "false");
   EXPECT_EQ(root["metrics"]["max_series"].as<std::uint64_t>(), 5000u);
-  EXPECT_EQ(root["metrics"]["max_scrape_bytes"].as<std::uint64_t>(), 64u << 20);
+  EXPECT_EQ(root["metrics"]["max_scrape_bytes"].as<std::uint64_t>(), 32u << 20);
   EXPECT_EQ(root["rows"]["max_size"].as<std::uint64_t>(), 10'000'000u);
   EXPECT_EQ(root["diagnosis"]["queue_gap_p95_seconds"].as<std::string>(), "100ms");
   EXPECT_EQ(root["prompts"]["block"]["text"].as<std::string>(), "Line one.\nLine two.");
