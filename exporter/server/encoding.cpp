@@ -68,8 +68,10 @@ struct GzipWriter::State {
 
 GzipWriter::GzipWriter() : state_(std::make_unique<State>()) {
   // 15 + 16: largest window, gzip wrapper instead of zlib's.
-  if (deflateInit2(&state_->zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
-                   Z_DEFAULT_STRATEGY) != Z_OK) {
+  // Level 1: a 30 MB exposition compresses 18-fold in 0.1 s where the
+  // default level takes three times the CPU for 23-fold; the CPU is shared
+  // with the probes, the bytes mostly cross loopback or a pod network.
+  if (deflateInit2(&state_->zs, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
     state_.reset();
     throw std::runtime_error("zlib: deflateInit2 failed");
   }
