@@ -1,0 +1,60 @@
+#include "http/tls_memory.hpp"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <vector>
+
+#include <boost/version.hpp>
+
+namespace lse::http {
+
+std::size_t release_zero_pages(void* data, std::size_t size) {
+  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<std::uintptr_t>(data);
+  const std::uintptr_t first = (begin + page - 1) / page * page;
+  const std::uintptr_t last = (begin + size) / page * page;
+  if (last <= first) return 0;
+  // The first whole page as an offset into the buffer, not a cast integer.
+  char* start = static_cast<char*>(data) + (first - begin);
+  // MADV_DONTNEED on private anonymous memory: the next touch maps a zero page.
+  if (::madvise(start, last - first, MADV_DONTNEED) != 0) return 0;
+  return last - first;
+}
+
+#if BOOST_VERSION == 107400
+namespace {
+
+using Stream = boost::asio::ssl::stream<TimestampingSocket&>;
+using Core = boost::asio::ssl::detail::stream_core;
+
+// ssl::stream keeps its stream_core private; an explicit instantiation may
+// name a private member, and this one hands out a pointer to it.
+struct CoreMember {
+  using type = Core Stream::*;
+  friend type core_member(CoreMember);
+};
+template <CoreMember::type M>
+struct ExposeCore {
+  friend CoreMember::type core_member(CoreMember) { return M; }
+};
+template struct ExposeCore<&Stream::core_>;
+
+std::size_t release(std::vector<unsigned char>& buffer) {
+  return release_zero_pages(buffer.data(), buffer.size());
+}
+
+}  // namespace
+
+std::size_t release_untouched_record_buffers(Stream& stream) {
+  Core& core = stream.*core_member(CoreMember{});
+  return release(core.input_buffer_space_) + release(core.output_buffer_space_);
+}
+#else
+std::size_t release_untouched_record_buffers(boost::asio::ssl::stream<TimestampingSocket&>&) {
+  return 0;
+}
+#endif
+
+}  // namespace lse::http
