@@ -146,7 +146,8 @@ void Client::watch_reads(TimePoint deadline) {
   timed_out_ = false;
   abort_ = nullptr;  // cancel() cancels the socket itself
   read_deadline_ = deadline;
-  if (!watch_armed_ || watch_at_ > deadline) arm_watch(deadline);
+  const TimePoint at = std::min(deadline, Clock::now() + kSilenceRecheck);
+  if (!watch_armed_ || watch_at_ > at) arm_watch(at);
 }
 
 void Client::arm_watch(TimePoint at) {
@@ -160,8 +161,14 @@ void Client::arm_watch(TimePoint at) {
     // No read in flight: the next one arms the watch at its own deadline
     // (and one past it is caught by its arrival stamp).
     if (!read_in_flight_) return;
-    if (Clock::now() < read_deadline_) {
-      arm_watch(read_deadline_);
+    const TimePoint now = Clock::now();
+    if (now < read_deadline_) {
+      // A read waiting for the reactor's next edge may wait for one that
+      // already came with the last bytes (a reset right behind them): after
+      // a silence, the edge is re-armed so that it reports what is pending.
+      const bool silent = now - last_read_at_ >= kSilenceRecheck;
+      if (silent && conn_ && conn_->reader.drained()) conn_->reader.rearm();
+      arm_watch(std::min(read_deadline_, (silent ? now : last_read_at_) + kSilenceRecheck));
       return;
     }
     timed_out_ = true;
@@ -242,6 +249,7 @@ awaitable<Client::Step> Client::connect(const Endpoints& endpoints, TimePoint de
   // Kernel receive timestamps for the arrival instants; without them reads
   // fall back to Clock::now() at completion.
   conn_->reader.enable_timestamps();
+  conn_->reader.enable_queue_hints();
   co_return std::nullopt;
 }
 

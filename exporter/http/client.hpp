@@ -146,10 +146,14 @@ class Client {
   // only moves read_deadline_, and the timer stays armed at its expiry. When
   // it fires before read_deadline_ (the deadline moved later meanwhile, as an
   // idle deadline does with every chunk) it re-arms there; past it, it
-  // cancels the read in flight. One timer operation per idle period instead of
-  // a wait and a cancel per chunk.
+  // cancels the read in flight. It also fires after every kSilenceRecheck of
+  // a read in flight (see there). At most one timer operation per second
+  // instead of a wait and a cancel per chunk.
   void watch_reads(TimePoint deadline);
   void arm_watch(TimePoint at);
+  // How often a silent read is checked for a reset the reactor's edge could
+  // not announce (TimestampingSocket::rearm()); it bounds that reset's delay.
+  static constexpr std::chrono::milliseconds kSilenceRecheck{1000};
 
   asio::io_context& io_;
   ClientOptions options_;

@@ -6,6 +6,8 @@
 // SO_TIMESTAMPNS experiment). Writes forward to the socket.
 #pragma once
 #include <utility>  // before asio awaitable with GCC 12
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
@@ -75,6 +77,32 @@ class TimestampingSocket {
     return ::setsockopt(socket_.native_handle(), SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on) == 0;
   }
 
+  // Asks the kernel to say, with every read, how many bytes it still holds
+  // (TCP_INQ; 1 when only the peer's FIN is left). A read that leaves none
+  // lets the next one wait for the reactor's edge without a read that would
+  // only return EAGAIN: one recvmsg() per chunk instead of two. False when
+  // the kernel refuses (every read then tries right away, as before).
+  bool enable_queue_hints() {
+#ifdef TCP_INQ
+    const int on = 1;
+    queue_hints_ = ::setsockopt(socket_.native_handle(), IPPROTO_TCP, TCP_INQ, &on, sizeof on) == 0;
+#endif
+    return queue_hints_;
+  }
+
+  // The latest read left nothing in the kernel: no bytes, no FIN. (A reset
+  // that came with those bytes does not count: see rearm().)
+  bool drained() const { return drained_; }
+
+  // Re-arms the descriptor's edge in the reactor (one epoll_ctl), which then
+  // reports at once anything already pending. A drained read waits for a new
+  // edge, and a reset that arrived together with the last bytes was announced
+  // by the same edge as they: callers re-arm after a silence, so that such a
+  // reset is still read as one.
+  void rearm() {
+    socket_.async_wait(socket_type::wait_write, [](boost::system::error_code) {});
+  }
+
   // CLOCK_REALTIME nanoseconds of the kernel receive stamp of the latest
   // recvmsg() that returned data; 0 when that read carried none. Kernel stamps
   // grow with every segment, so this is the newest stamp seen so far, which is
@@ -90,8 +118,11 @@ class TimestampingSocket {
   // operation waits in the reactor (the descriptor is registered once,
   // edge-triggered) and reads when the next event comes: no epoll_ctl() per
   // read, where async_wait re-arms the descriptor with EPOLL_CTL_MOD every
-  // time. The read right away stays: after a short read a FIN or RST may
-  // already be queued behind the bytes, and no new edge would announce it.
+  // time. When the previous read left the kernel's queue empty (drained())
+  // and no event came since, the recvmsg() right away is skipped: it could
+  // only return EAGAIN. A FIN queued behind the bytes keeps it (TCP_INQ
+  // counts it); a reset that came with them needs rearm(), as no new edge
+  // would announce it.
   template <class MutableBufferSequence, class CompletionToken>
   auto async_read_some(const MutableBufferSequence& buffers, CompletionToken&& token) {
 #if LSE_REACTOR_READ
@@ -138,6 +169,7 @@ class TimestampingSocket {
       msg.msg_control = control;
       msg.msg_controllen = sizeof control;
       const ssize_t r = ::recvmsg(socket_.native_handle(), &msg, MSG_DONTWAIT);
+      if (r <= 0) drained_ = false;
       if (r < 0) {
         if (errno == EINTR) continue;
         if (errno == EAGAIN || errno == EWOULDBLOCK)
@@ -151,6 +183,7 @@ class TimestampingSocket {
         return 0;
       }
       std::int64_t stamp = 0;
+      bool drained = false;
       for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
         if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS &&
             c->cmsg_len >= CMSG_LEN(sizeof(timespec))) {
@@ -158,8 +191,17 @@ class TimestampingSocket {
           std::memcpy(&ts, CMSG_DATA(c), sizeof ts);
           stamp = static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
         }
+#ifdef TCP_CM_INQ
+        if (c->cmsg_level == IPPROTO_TCP && c->cmsg_type == TCP_CM_INQ &&
+            c->cmsg_len >= CMSG_LEN(sizeof(int))) {
+          int left = 1;
+          std::memcpy(&left, CMSG_DATA(c), sizeof left);
+          drained = queue_hints_ && left == 0;
+        }
+#endif
       }
       last_kernel_ns_ = stamp;
+      drained_ = drained;
       ec = {};
       return static_cast<std::size_t>(r);
     }
@@ -184,10 +226,14 @@ class TimestampingSocket {
           work_(handler_, io_ex) {}
 
     // One recvmsg(); EAGAIN leaves the operation waiting for the next event.
+    // A read that left the kernel's queue empty says so (done_and_exhausted,
+    // as asio's own reads say at EOF): the reactor then starts the next read
+    // without trying it right away, unless an event came in between.
     static status do_perform(reactor_op* base) {
       auto* o = static_cast<ReactorRead*>(base);
       o->bytes_transferred_ = o->self_->receive(o->buffers_, o->ec_);
-      return o->ec_ == boost::asio::error::would_block ? not_done : done;
+      if (o->ec_ == boost::asio::error::would_block) return not_done;
+      return o->self_->drained_ ? done_and_exhausted : done;
     }
 
     // As asio's own operations complete: the handler moves out, the memory
@@ -226,6 +272,13 @@ class TimestampingSocket {
       const bool is_continuation = boost_asio_handler_cont_helpers::is_continuation(h.value);
       typename Op::ptr p = {std::addressof(h.value), Op::ptr::allocate(h.value), nullptr};
       p.p = new (p.v) Op(self, buffers, h.value, self->get_executor());
+      // An empty read completes at once, as asio's own do (ssl::stream issues
+      // one to run its handler as if posted); it must not wait for an event.
+      if (boost::asio::buffer_size(buffers) == 0) {
+        self->reactor().post_immediate_completion(p.p, is_continuation);
+        p.v = p.p = nullptr;
+        return;
+      }
       auto& impl = self->socket_.reactor_implementation();
       self->reactor().start_op(detail::reactor::read_op, impl.socket_, impl.reactor_data_, p.p,
                                is_continuation, /*allow_speculative=*/true);
@@ -285,6 +338,8 @@ class TimestampingSocket {
   socket_type& socket_;
   std::int64_t last_kernel_ns_ = 0;
   std::uint64_t receive_calls_ = 0;
+  bool queue_hints_ = false;
+  bool drained_ = false;
 };
 
 // The steady_clock instant of a CLOCK_REALTIME kernel stamp, given the

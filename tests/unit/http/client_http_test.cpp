@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <utility>  // before asio awaitable with GCC 12
+#include <atomic>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -443,6 +444,51 @@ TEST(ClientHttp, ALastChunkCutByACloseFailsTheBodyNotTheHead) {
   ASSERT_FALSE(x.reads.empty());
   ASSERT_TRUE(x.reads.back().fault);
   EXPECT_EQ(x.reads.back().fault->stage, lse::http::Stage::body);
+}
+
+// The last chunk and a reset arrive while the client's thread is busy, so the
+// reactor sees one edge for both: the read that takes the chunk drains the
+// socket, and the next one waits for an edge that will not come. The read
+// watch re-arms the edge after a second of silence: the body ends with the
+// reset, not at the 8 s deadline as a timeout.
+TEST(ClientHttp, AResetThatCameWithTheLastChunkEndsTheBodyAsAReset) {
+  std::atomic<bool> busy{false};
+  ScriptedPeer peer([&](PeerConn& c) {
+    c.read_request();
+    c.send(kChunkedHead + chunked(kEvent));
+    while (!busy.load()) PeerConn::pause(1ms);
+    PeerConn::pause(10ms);
+    c.send(chunked(kEvent));
+    c.reset();
+  });
+  Exchange x;
+  with_client(peer, [&](lse::http::Client& client) -> asio::awaitable<void> {
+    const lse::http::Request request{"/chat", "{}", {}};
+    const TimePoint deadline = Clock::now() + 8s;
+    lse::http::Started started = co_await client.start(request, deadline);
+    if (!started.response) co_return;
+    x.response = started.response.value();
+    for (int i = 0; i < 10; ++i) {
+      auto chunk = co_await client.read(deadline);
+      Read r;
+      if (!chunk) {
+        r.fault = chunk.fault();
+        x.reads.push_back(std::move(r));
+        break;
+      }
+      r.bytes = std::string(chunk->bytes);
+      x.reads.push_back(std::move(r));
+      if (!busy.exchange(true)) std::this_thread::sleep_for(60ms);  // the thread is busy
+    }
+    client.finish(false);
+  });
+  ASSERT_TRUE(x.response);
+  ASSERT_EQ(x.reads.size(), 3u);
+  EXPECT_EQ(x.reads[0].bytes, kEvent);
+  EXPECT_EQ(x.reads[1].bytes, kEvent);
+  ASSERT_TRUE(x.reads[2].fault);
+  EXPECT_EQ(x.reads[2].fault->interrupt, lse::http::Interrupt::none) << x.reads[2].fault->detail;
+  EXPECT_EQ(x.reads[2].fault->ec, asio::error::connection_reset) << x.reads[2].fault->detail;
 }
 
 // The same last chunk completed by a later read ends the body cleanly.

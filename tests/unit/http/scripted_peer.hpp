@@ -91,6 +91,12 @@ class PeerConn {
     socket_.shutdown(tcp::socket::shutdown_both, ignored);
     socket_.close(ignored);
   }
+  // Aborts the connection: the client reads a reset (SO_LINGER 0, close).
+  void reset() {
+    boost::system::error_code ignored;
+    socket_.set_option(asio::socket_base::linger(true, 0), ignored);
+    socket_.close(ignored);
+  }
   static void pause(std::chrono::milliseconds d) { std::this_thread::sleep_for(d); }
 
  private:
