@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <zlib.h>
@@ -66,9 +67,10 @@ struct Exchange {
 };
 
 // One exchange on `client`: start, then reads until the body ends, a read
-// fails or `max_reads`; finish(reuse).
+// fails or `max_reads`; finish(reuse). `after_read` runs after each read that
+// brought bytes (on the client's thread).
 asio::awaitable<Exchange> exchange(lse::http::Client& client, TimePoint deadline, int max_reads,
-                                   bool reuse) {
+                                   bool reuse, const std::function<void()>& after_read = nullptr) {
   Exchange x;
   // A named request: GCC 12 mishandles temporaries inside co_await.
   const lse::http::Request request{"/chat", "{}", {}};
@@ -96,6 +98,7 @@ asio::awaitable<Exchange> exchange(lse::http::Client& client, TimePoint deadline
     const bool body_done = r.body_done;
     x.reads.push_back(std::move(r));
     if (body_done) break;
+    if (after_read) after_read();
   }
   client.finish(reuse);
   co_return x;
@@ -463,24 +466,11 @@ TEST(ClientHttp, AResetThatCameWithTheLastChunkEndsTheBodyAsAReset) {
   });
   Exchange x;
   with_client(peer, [&](lse::http::Client& client) -> asio::awaitable<void> {
-    const lse::http::Request request{"/chat", "{}", {}};
-    const TimePoint deadline = Clock::now() + 8s;
-    lse::http::Started started = co_await client.start(request, deadline);
-    if (!started.response) co_return;
-    x.response = started.response.value();
-    for (int i = 0; i < 10; ++i) {
-      auto chunk = co_await client.read(deadline);
-      Read r;
-      if (!chunk) {
-        r.fault = chunk.fault();
-        x.reads.push_back(std::move(r));
-        break;
-      }
-      r.bytes = std::string(chunk->bytes);
-      x.reads.push_back(std::move(r));
-      if (!busy.exchange(true)) std::this_thread::sleep_for(60ms);  // the thread is busy
-    }
-    client.finish(false);
+    // After the first chunk the thread is busy while both arrive.
+    const std::function<void()> busy_once = [&] {
+      if (!busy.exchange(true)) std::this_thread::sleep_for(60ms);
+    };
+    x = co_await exchange(client, Clock::now() + 8s, 10, false, busy_once);
   });
   ASSERT_TRUE(x.response);
   ASSERT_EQ(x.reads.size(), 3u);
