@@ -85,9 +85,10 @@ class TimestampingSocket {
   bool enable_queue_hints() {
 #ifdef TCP_INQ
     const int on = 1;
-    queue_hints_ = ::setsockopt(socket_.native_handle(), IPPROTO_TCP, TCP_INQ, &on, sizeof on) == 0;
+    return ::setsockopt(socket_.native_handle(), IPPROTO_TCP, TCP_INQ, &on, sizeof on) == 0;
+#else
+    return false;
 #endif
-    return queue_hints_;
   }
 
   // The latest read left nothing in the kernel: no bytes, no FIN. (A reset
@@ -196,7 +197,7 @@ class TimestampingSocket {
             c->cmsg_len >= CMSG_LEN(sizeof(int))) {
           int left = 1;
           std::memcpy(&left, CMSG_DATA(c), sizeof left);
-          drained = queue_hints_ && left == 0;
+          drained = left == 0;  // present only once enable_queue_hints() took
         }
 #endif
       }
@@ -338,7 +339,6 @@ class TimestampingSocket {
   socket_type& socket_;
   std::int64_t last_kernel_ns_ = 0;
   std::uint64_t receive_calls_ = 0;
-  bool queue_hints_ = false;
   bool drained_ = false;
 };
 

@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <cstdint>
-#include <vector>
 
 #include <boost/version.hpp>
 
@@ -41,15 +40,13 @@ struct ExposeCore {
 };
 template struct ExposeCore<&Stream::core_>;
 
-std::size_t release(std::vector<unsigned char>& buffer) {
-  return release_zero_pages(buffer.data(), buffer.size());
-}
-
 }  // namespace
 
 std::size_t release_untouched_record_buffers(Stream& stream) {
   Core& core = stream.*core_member(CoreMember{});
-  return release(core.input_buffer_space_) + release(core.output_buffer_space_);
+  auto& in = core.input_buffer_space_;
+  auto& out = core.output_buffer_space_;
+  return release_zero_pages(in.data(), in.size()) + release_zero_pages(out.data(), out.size());
 }
 #else
 std::size_t release_untouched_record_buffers(boost::asio::ssl::stream<TimestampingSocket&>&) {

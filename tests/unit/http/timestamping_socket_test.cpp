@@ -72,8 +72,10 @@ struct Reads {
 };
 
 // Reads with `buffer_size` until the end; the whole run is bounded by
-// `limit` (the io_context stops and the test fails).
-Reads read_all(Pair& p, std::size_t buffer_size, std::chrono::milliseconds limit) {
+// `limit` (the io_context stops and the test fails). `after_read` runs after
+// each read that brought bytes.
+Reads read_all(Pair& p, std::size_t buffer_size, std::chrono::milliseconds limit,
+               const std::function<void()>& after_read = nullptr) {
   Reads r;
   bool done = false;
   asio::steady_timer guard(p.io, limit);
@@ -95,6 +97,7 @@ Reads read_all(Pair& p, std::size_t buffer_size, std::chrono::milliseconds limit
           r.bytes.append(buf.data(), n);
           ++r.with_data;
           if (p.layer.last_kernel_ns() == 0) ++r.without_stamp;
+          if (after_read) after_read();
         }
         done = true;
         guard.cancel();
@@ -251,40 +254,19 @@ TEST(TimestampingSocket, AResetThatCameWithTheLastBytesIsReadOnceRearmed) {
     p.writing.close();
   });
   asio::write(p.writing, asio::buffer(std::string("first;")));
-  std::string got;
-  boost::system::error_code end;
-  bool done = false;
   asio::steady_timer rearm(p.io, 300ms);
   rearm.async_wait([&](boost::system::error_code ec) {
     if (!ec) p.layer.rearm();
   });
-  asio::co_spawn(
-      p.io,
-      [&]() -> asio::awaitable<void> {
-        char buf[1024];
-        for (;;) {
-          boost::system::error_code ec;
-          const std::size_t n = co_await p.layer.async_read_some(
-              asio::buffer(buf), asio::redirect_error(asio::use_awaitable, ec));
-          if (ec) {
-            end = ec;
-            break;
-          }
-          got.append(buf, n);
-          if (!first_read.exchange(true)) {
-            EXPECT_TRUE(p.layer.drained());
-            // Busy while both arrive: the reactor looks only afterwards.
-            asio::post(p.io, [] { std::this_thread::sleep_for(60ms); });
-          }
-        }
-        done = true;
-      },
-      asio::detached);
-  p.io.run_for(5s);
+  const Reads r = read_all(p, 1024, 5s, [&] {
+    if (first_read.exchange(true)) return;
+    EXPECT_TRUE(p.layer.drained());
+    // Busy while both arrive: the reactor looks only afterwards.
+    asio::post(p.io, [] { std::this_thread::sleep_for(60ms); });
+  });
   writer.join();
-  EXPECT_TRUE(done) << "the reset was never read";
-  EXPECT_EQ(got, "first;last words");
-  EXPECT_EQ(end, asio::error::connection_reset);
+  EXPECT_EQ(r.bytes, "first;last words");
+  EXPECT_EQ(r.end, asio::error::connection_reset);
 }
 #endif
 
