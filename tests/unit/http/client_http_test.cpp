@@ -36,6 +36,7 @@ namespace bhttp = boost::beast::http;
 using lse::http::Clock;
 using lse::http::TimePoint;
 using lse::test::PeerConn;
+using lse::test::PeerTimes;
 using lse::test::ScriptedPeer;
 using namespace std::chrono_literals;
 
@@ -139,11 +140,9 @@ Exchange one_exchange(const ScriptedPeer& peer, int max_reads = 100, Clock::dura
 // --- a read that brings good bytes, then a fault ---------------------------------------
 
 TEST(ClientHttp, BytesBeforeABadChunkComeFirstWithTheirArrivalThenTheFault) {
-  TimePoint sent{};
   ScriptedPeer peer([&](PeerConn& c) {
     c.read_request();
     PeerConn::pause(100ms);
-    sent = Clock::now();
     c.send(kChunkedHead + chunked(kEvent) + "zz\r\n");
     c.hang();
   });
@@ -155,8 +154,9 @@ TEST(ClientHttp, BytesBeforeABadChunkComeFirstWithTheirArrivalThenTheFault) {
   // The one read's arrival (the headers' too): the peer's one write.
   ASSERT_TRUE(x.stamps.headers);
   EXPECT_EQ(x.reads[0].arrival, *x.stamps.headers);
-  EXPECT_GE(ms(x.reads[0].arrival - sent), -1.0);
-  EXPECT_LT(ms(x.reads[0].arrival - sent), 50.0);
+  const PeerTimes times = peer.times(1);
+  EXPECT_GE(ms(x.reads[0].arrival - times.sends[0].begin), -1.0);
+  EXPECT_LT(ms(x.reads[0].arrival - times.sends[0].end), 50.0);
   ASSERT_TRUE(x.reads[1].fault);
   EXPECT_EQ(x.reads[1].fault->stage, lse::http::Stage::body);
   EXPECT_EQ(x.reads[1].fault->interrupt, lse::http::Interrupt::none);
@@ -184,14 +184,12 @@ TEST(ClientHttp, ABadFirstChunkBehindTheHeadFailsTheBodyNotTheHead) {
 // --- interim responses ---------------------------------------------------------------------
 
 TEST(ClientHttp, InterimResponsesAreCountedAndTheHeadersStampIsTheFinalOnes) {
-  TimePoint final_sent{};
   ScriptedPeer peer([&](PeerConn& c) {
     c.read_request();
     c.send("HTTP/1.1 103 Early Hints\r\nLink: </a.css>; rel=preload\r\n\r\n");
     PeerConn::pause(50ms);
     c.send("HTTP/1.1 100 Continue\r\n\r\n");
     PeerConn::pause(100ms);
-    final_sent = Clock::now();
     c.send(kChunkedHead + chunked(kEvent) + "0\r\n\r\n");
     c.hang();
   });
@@ -201,8 +199,9 @@ TEST(ClientHttp, InterimResponsesAreCountedAndTheHeadersStampIsTheFinalOnes) {
   EXPECT_EQ(x.interim, 2u);
   // The final head's arrival, not the 103's (150 ms earlier).
   ASSERT_TRUE(x.stamps.headers);
-  EXPECT_GE(ms(*x.stamps.headers - final_sent), -1.0);
-  EXPECT_LT(ms(*x.stamps.headers - final_sent), 50.0);
+  const PeerTimes times = peer.times(3);
+  EXPECT_GE(ms(*x.stamps.headers - times.sends[2].begin), -1.0);
+  EXPECT_LT(ms(*x.stamps.headers - times.sends[2].end), 50.0);
   ASSERT_FALSE(x.reads.empty());
   EXPECT_EQ(x.reads[0].bytes, kEvent);
 }
@@ -343,7 +342,9 @@ TEST(ClientHttp, APeerThatNeverStopsSendingStillMeetsTheDeadline) {
   EXPECT_EQ(x.reads.back().fault->interrupt, lse::http::Interrupt::deadline);
   EXPECT_EQ(x.reads.back().fault->stage, lse::http::Stage::body);
   EXPECT_GT(x.reads.size(), 10u);
-  EXPECT_NEAR(ms(Clock::now() - x.began), 300.0, 150.0);
+  // Not before the deadline; later only by how late a loaded machine wakes.
+  EXPECT_GE(ms(Clock::now() - x.began), 299.0);
+  EXPECT_LT(ms(Clock::now() - x.began), 1000.0);
 }
 
 // A confused peer answers before it is asked, on a pooled connection: those
@@ -412,11 +413,9 @@ TEST(ClientHttp, AContentLengthHeadInAReadOfItsOwnIsGood) {
 // stamped with that read, not with the later one that completes the line
 // (300 ms later), and the chunk is read whole from both halves.
 TEST(ClientHttp, AHeadFollowedByPartOfAChunkLineIsStampedOnArrival) {
-  TimePoint head_sent{};
   const std::string chunk = chunked(kEvent);
   ScriptedPeer peer([&](PeerConn& c) {
     c.read_request();
-    head_sent = Clock::now();
     c.send(kChunkedHead + chunk.substr(0, 1));
     PeerConn::pause(300ms);
     c.send(chunk.substr(1) + "0\r\n\r\n");
@@ -425,10 +424,11 @@ TEST(ClientHttp, AHeadFollowedByPartOfAChunkLineIsStampedOnArrival) {
   const Exchange x = one_exchange(peer);
   ASSERT_TRUE(x.response) << x.fault->detail;
   ASSERT_TRUE(x.stamps.headers);
-  EXPECT_GE(ms(*x.stamps.headers - head_sent), -1.0);
-  EXPECT_LT(ms(*x.stamps.headers - head_sent), 150.0) << "stamped by the later read";
+  const PeerTimes times = peer.times(2);
+  EXPECT_GE(ms(*x.stamps.headers - times.sends[0].begin), -1.0);
+  EXPECT_LT(*x.stamps.headers, times.sends[1].begin) << "stamped by the later read";
   EXPECT_EQ(whole_body(x), kEvent);
-  EXPECT_GE(ms(x.reads.front().arrival - head_sent), 250.0);
+  EXPECT_GE(ms(x.reads.front().arrival - times.sends[1].begin), -1.0);  // the later write
 }
 
 // A head and the last chunk without its final CRLF, then the peer closes:
@@ -594,7 +594,8 @@ TEST(ClientHttp, AnIdleDeadlineMovesWithEveryReadAndOnlyTheLastOneCounts) {
   ASSERT_TRUE(reads[8].fault);
   EXPECT_EQ(reads[8].fault->interrupt, lse::http::Interrupt::deadline);
   EXPECT_EQ(reads[8].fault->stage, lse::http::Stage::body);
-  EXPECT_NEAR(ms(reads[8].arrival - reads[7].arrival), 150.0, 100.0);
+  EXPECT_GE(ms(reads[8].arrival - reads[7].arrival), 149.0);
+  EXPECT_LT(ms(reads[8].arrival - reads[7].arrival), 1000.0);
 }
 
 // A later read with an earlier deadline than the one before: the earlier
@@ -620,7 +621,8 @@ TEST(ClientHttp, ALaterReadWithAnEarlierDeadlineFailsAtThatDeadline) {
   EXPECT_EQ(reads[0].bytes, kEvent);
   ASSERT_TRUE(reads[1].fault);
   EXPECT_EQ(reads[1].fault->interrupt, lse::http::Interrupt::deadline);
-  EXPECT_NEAR(ms(reads[1].arrival - second_asked), 100.0, 80.0);
+  EXPECT_GE(ms(reads[1].arrival - second_asked), 99.0);
+  EXPECT_LT(ms(reads[1].arrival - second_asked), 1000.0);  // not the first read's 5 s
 }
 
 // A deadline met by a read of one exchange does not reach the next exchange

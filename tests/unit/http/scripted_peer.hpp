@@ -13,6 +13,7 @@
 #include <boost/asio/streambuf.hpp>
 #include <boost/asio/write.hpp>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <functional>
 #include <mutex>
@@ -26,10 +27,55 @@ namespace lse::test {
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 
+// When a script really acted, on the steady clock. A loaded machine may wake
+// the peer late, so a test checks a measured time against these instants, not
+// against the pause the script asked for.
+struct PeerTimes {
+  using TimePoint = std::chrono::steady_clock::time_point;
+  struct Send {
+    TimePoint begin, end;  // around the write
+  };
+  std::vector<TimePoint> requests;  // each request read to its end
+  std::vector<Send> sends;
+
+  // Seconds from `a` to `b`.
+  static double seconds(TimePoint a, TimePoint b) {
+    return std::chrono::duration<double>(b - a).count();
+  }
+};
+
+class PeerLog {
+ public:
+  void request_read() {
+    const auto now = std::chrono::steady_clock::now();
+    const std::lock_guard lock(mu_);
+    times_.requests.push_back(now);
+  }
+  void sent(PeerTimes::TimePoint begin, PeerTimes::TimePoint end) {
+    {
+      const std::lock_guard lock(mu_);
+      times_.sends.push_back({begin, end});
+    }
+    logged_.notify_all();
+  }
+  // The times so far, once `sends` writes are logged (the client may read a
+  // write before the peer's thread notes that it returned), or after 5 s.
+  PeerTimes snapshot(std::size_t sends) const {
+    std::unique_lock lock(mu_);
+    logged_.wait_for(lock, std::chrono::seconds(5), [&] { return times_.sends.size() >= sends; });
+    return times_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  mutable std::condition_variable logged_;
+  PeerTimes times_;
+};
+
 // One accepted connection, as a script sees it.
 class PeerConn {
  public:
-  explicit PeerConn(tcp::socket& socket) : socket_(socket) {}
+  explicit PeerConn(tcp::socket& socket, PeerLog* log = nullptr) : socket_(socket), log_(log) {}
 
   // Reads one request head ("...\r\n\r\n") and its Content-Length body;
   // returns both.
@@ -46,11 +92,14 @@ class PeerConn {
     const std::string body(asio::buffers_begin(buf_.data()),
                            asio::buffers_begin(buf_.data()) + length);
     buf_.consume(length);
+    if (log_ != nullptr) log_->request_read();
     return text + body;
   }
 
   void send(std::string_view bytes) {
+    const auto begin = std::chrono::steady_clock::now();
     asio::write(socket_, asio::buffer(bytes.data(), bytes.size()));
+    if (log_ != nullptr) log_->sent(begin, std::chrono::steady_clock::now());
   }
 
   // A 200 text/event-stream head with a chunked body.
@@ -101,6 +150,7 @@ class PeerConn {
 
  private:
   tcp::socket& socket_;
+  PeerLog* log_;
   asio::streambuf buf_;
 };
 
@@ -119,7 +169,7 @@ class ScriptedPeer {
         acceptor_.accept(s, ec);
         if (ec || stopping_) return;
         s.set_option(tcp::no_delay(true), ec);
-        PeerConn conn(s);
+        PeerConn conn(s, &log_);
         try {
           script(conn);
         } catch (const std::exception&) {
@@ -143,6 +193,9 @@ class ScriptedPeer {
     return std::string(scheme) + "://127.0.0.1:" + std::to_string(port_) + "/v1";
   }
   int served() const { return served_; }
+  // Every request read and write of every connection so far, once at least
+  // `sends` writes are logged.
+  PeerTimes times(std::size_t sends = 0) const { return log_.snapshot(sends); }
 
  private:
   asio::io_context io_;
@@ -150,6 +203,7 @@ class ScriptedPeer {
   unsigned short port_ = 0;
   std::atomic<bool> stopping_{false};
   std::atomic<int> served_{0};
+  PeerLog log_;
   std::thread thread_;
 };
 

@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 
+#include "../http/scripted_peer.hpp"
 #include "probe/prober.hpp"
 
 namespace lse::test {
@@ -31,7 +32,8 @@ inline config::Target target_for(const std::string& url) {
 
 struct Probed {
   probe::ProbeResult result;
-  double wall = 0;  // seconds the probe took
+  std::chrono::steady_clock::time_point begin;  // before the probe started
+  double wall = 0;                              // seconds the probe took
 };
 
 // Runs one probe on a fresh io_context; cancels it after `cancel_after`.
@@ -44,6 +46,7 @@ inline Probed probe(const config::Target& target,
   Probed out;
   bool done = false;
   const auto begin = std::chrono::steady_clock::now();
+  out.begin = begin;
   asio::co_spawn(
       io,
       [&]() -> asio::awaitable<void> {
@@ -65,6 +68,36 @@ inline Probed probe(const config::Target& target,
   out.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   EXPECT_TRUE(done) << "probe did not finish";
   return out;
+}
+
+// Timing checks against what the scripted peer really did (PeerTimes), so a
+// peer woken late on a loaded machine moves the bounds with it. The lower
+// bounds allow 1 ms for the kernel stamp's conversion to the steady clock;
+// `slack` is how late an arrival may be read after its write ended.
+constexpr double kStampSlack = 0.001;
+
+// A wait from the probe's request to the arrival of write `send`: at least
+// what the peer waited after reading request `request`, at most the time from
+// the probe's start to the end of that write.
+inline void expect_wait_until_write(double measured, const Probed& p, const ScriptedPeer& peer,
+                                    std::size_t send, double slack, std::size_t request = 0) {
+  const PeerTimes times = peer.times(send + 1);
+  ASSERT_LT(request, times.requests.size());
+  ASSERT_LT(send, times.sends.size());
+  EXPECT_GE(measured,
+            PeerTimes::seconds(times.requests[request], times.sends[send].begin) - kStampSlack);
+  EXPECT_LE(measured, PeerTimes::seconds(p.begin, times.sends[send].end) + slack);
+}
+
+// A gap between the arrivals of writes `a` and `b`: at least the time between
+// the end of one and the start of the other, at most the span of both.
+inline void expect_gap_between_writes(double measured, const ScriptedPeer& peer, std::size_t a,
+                                      std::size_t b, double slack) {
+  const PeerTimes times = peer.times(b + 1);
+  ASSERT_LT(b, times.sends.size());
+  ASSERT_LT(a, b);
+  EXPECT_GE(measured, PeerTimes::seconds(times.sends[a].end, times.sends[b].begin) - kStampSlack);
+  EXPECT_LE(measured, PeerTimes::seconds(times.sends[a].begin, times.sends[b].end) + slack);
 }
 
 inline void expect_failure(const Probed& p, probe::FailureReason reason) {
