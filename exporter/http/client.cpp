@@ -528,6 +528,69 @@ awaitable<Result<Chunk>> Client::read(TimePoint deadline) {
       ReadOp{this, deadline, std::nullopt, false}, use_awaitable, io_);
 }
 
+// read_body(): ReadOp's loop with the sink in it. A chunk goes to the sink
+// from the read's handler and the next read starts there; only the end
+// completes the operation (through post() when nothing was read, as in
+// ReadOp).
+struct Client::BodyOp {
+  Client* client;
+  ChunkSink* sink;
+  TimePoint deadline;
+  std::optional<Fault> fault;
+  bool reading = false;  // a socket read is in flight
+  bool ended = false;    // posted: complete with `fault`
+
+  template <class Self>
+  void operator()(Self& self, error_code ec = {}, std::size_t n = 0) {
+    Client& c = *client;
+    if (ended) {
+      self.complete(std::move(fault));
+      return;
+    }
+    const bool initiating = !reading;
+    std::optional<Result<Chunk>> answer =
+        reading ? c.after_body_read(deadline, ec, n) : c.read_buffered();
+    reading = false;
+    while (answer) {
+      bool over = !*answer;
+      if (over) {
+        fault = answer->fault();
+      } else {
+        const std::optional<TimePoint> next = sink->take(answer->value());
+        over = !next || answer->value().body_done;
+        if (next) deadline = *next;
+      }
+      if (over) {
+        end(self, initiating);
+        return;
+      }
+      answer = c.read_buffered();
+    }
+    reading = true;
+    Conn* conn = c.conn_.get();
+    const asio::mutable_buffer buf = c.begin_receive(deadline);
+    if (conn->tls)
+      conn->tls->async_read_some(buf, std::move(self));
+    else
+      conn->reader.async_read_some(buf, std::move(self));
+  }
+
+  template <class Self>
+  void end(Self& self, bool initiating) {
+    if (!initiating) {
+      self.complete(std::move(fault));
+      return;
+    }
+    ended = true;
+    asio::post(client->io_, std::move(self));
+  }
+};
+
+awaitable<std::optional<Fault>> Client::read_body(ChunkSink& sink, TimePoint deadline) {
+  return asio::async_compose<const asio::use_awaitable_t<>&, void(std::optional<Fault>)>(
+      BodyOp{this, &sink, deadline, std::nullopt, false, false}, use_awaitable, io_);
+}
+
 void Client::finish(bool reuse) {
   disarm();
   const bool keep = reuse && conn_ && reader_.body_done() && !reader_.holds_bytes() && !pending_ &&

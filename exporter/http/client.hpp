@@ -73,6 +73,17 @@ struct Chunk {
   bool body_done = false;  // the body ended with (or before) these bytes
 };
 
+// What Client::read_body() hands every chunk to, from the read's own
+// handler. Returns the deadline of the next read, or nullopt when no more is
+// wanted.
+class ChunkSink {
+ public:
+  virtual std::optional<TimePoint> take(const Chunk& chunk) = 0;
+
+ protected:
+  ~ChunkSink() = default;
+};
+
 class Client {
  public:
   // Throws std::runtime_error when the TLS material cannot be loaded.
@@ -92,6 +103,13 @@ class Client {
   // instant. Bytes already buffered from an earlier read keep that read's
   // instant. After the end of the body: no bytes and body_done.
   asio::awaitable<Result<Chunk>> read(TimePoint deadline);
+
+  // The same chunks as read() in a loop, each handed to `sink` as its read
+  // completes, without a coroutine resuming per chunk: ends when the chunk
+  // with body_done went to the sink, when the sink wants no more (nullopt),
+  // or at a fault, which it returns (bytes that came with the fault went to
+  // the sink first). `deadline` is the first read's.
+  asio::awaitable<std::optional<Fault>> read_body(ChunkSink& sink, TimePoint deadline);
 
   // Ends the exchange: the connection goes back to the pool when `reuse` and
   // the response allowed it and was read to its end; otherwise it is closed.
@@ -130,6 +148,7 @@ class Client {
   asio::mutable_buffer begin_receive(TimePoint deadline);
   Step received(Stage stage, TimePoint deadline, error_code ec, std::size_t n);
   struct ReadOp;
+  struct BodyOp;
   std::optional<Result<Chunk>> read_buffered();
   std::optional<Result<Chunk>> after_body_read(TimePoint deadline, error_code ec, std::size_t n);
   Chunk chunk() const;

@@ -295,23 +295,43 @@ boost::asio::awaitable<bool> Prober::read_error_body(Attempt& a) {
   co_return false;
 }
 
+// Takes each chunk of the body as its read completes (Client::read_body) and
+// names the deadline of the next read: the one that applies now.
+class Prober::StreamSink final : public http::ChunkSink {
+ public:
+  StreamSink(Prober& prober, Attempt& a) : prober_(prober), a_(a), bound_(next_bound()) {}
+
+  std::optional<TimePoint> take(const http::Chunk& chunk) override {
+    a_.arrival = chunk.arrival;
+    a_.body_done = chunk.body_done;
+    if (!chunk.bytes.empty()) prober_.feed(chunk.bytes, a_);
+    if (a_.body_done) prober_.end_of_body(a_);
+    if (a_.body_done || a_.stream_over()) return std::nullopt;
+    bound_ = next_bound();
+    return bound_.at;
+  }
+  // The deadline of the read in flight.
+  const Deadlines::Bound& bound() const { return bound_; }
+
+ private:
+  Deadlines::Bound next_bound() const {
+    std::optional<TimePoint> last;
+    if (!a_.t.content_arrivals.empty()) last = a_.t.content_arrivals.back();
+    return a_.deadlines.next(last);
+  }
+
+  Prober& prober_;
+  Attempt& a_;
+  Deadlines::Bound bound_;
+};
+
 // Reads until the stream says how it ends, the body ends, or a read fails;
 // each read runs against the deadline that applies now.
 boost::asio::awaitable<void> Prober::stream(Attempt& a) {
-  while (!a.body_done && !a.stream_over()) {
-    std::optional<TimePoint> last;
-    if (!a.t.content_arrivals.empty()) last = a.t.content_arrivals.back();
-    const Deadlines::Bound bound = a.deadlines.next(last);
-    auto chunk = co_await client_.read(bound.at);
-    if (!chunk) {
-      a.record(chunk.fault(), bound.which);
-      co_return;
-    }
-    a.arrival = chunk->arrival;
-    a.body_done = chunk->body_done;
-    if (!chunk->bytes.empty()) feed(chunk->bytes, a);
-    if (a.body_done) end_of_body(a);
-  }
+  if (a.body_done || a.stream_over()) co_return;
+  StreamSink sink(*this, a);
+  if (std::optional<http::Fault> fault = co_await client_.read_body(sink, sink.bound().at))
+    a.record(*fault, sink.bound().which);
 }
 
 void Prober::feed(std::string_view bytes, Attempt& a) {

@@ -51,6 +51,7 @@ class Prober {
 
  private:
   struct Attempt;
+  class StreamSink;
   // The steps of one attempt, in clock order. True from attempt() and
   // read_error_body(): try once more (the server rejected stream_options).
   boost::asio::awaitable<bool> attempt(const config::Prompt& prompt, ProbeResult& result,
