@@ -7,25 +7,36 @@ namespace lse::api::detail {
 namespace {
 
 // Chunks are typically < 1 KiB; start with room for that so the first events
-// of a probe do not each grow the buffers. Larger events grow them once.
-// (16 KiB cost ~25 KiB resident per target: 25 MiB at 1,000 targets.)
+// do not each grow the buffers. Larger events grow them once per thread.
 constexpr std::size_t kInitialCapacity = 2 * std::size_t{1024};
 constexpr std::size_t kMaxErrorMessage = 200;
 
-}  // namespace
+// The parser and padded buffer every EventParser of this thread shares.
+struct ThreadParser {
+  std::vector<char> buffer;
+  dom::parser parser;
 
-EventParser::EventParser() {
-  buffer_.resize(kInitialCapacity + simdjson::SIMDJSON_PADDING);
-  // A failed pre-allocation is not fatal: parse() allocates on demand.
-  [[maybe_unused]] const auto err = parser_.allocate(kInitialCapacity);
+  ThreadParser() {
+    buffer.resize(kInitialCapacity + simdjson::SIMDJSON_PADDING);
+    // A failed pre-allocation is not fatal: parse() allocates on demand.
+    [[maybe_unused]] const auto err = parser.allocate(kInitialCapacity);
+  }
+};
+
+ThreadParser& thread_parser() {
+  thread_local ThreadParser p;
+  return p;
 }
 
+}  // namespace
+
 bool EventParser::parse(std::string_view data, dom::element& root) {
+  ThreadParser& p = thread_parser();
   const std::size_t need = data.size() + simdjson::SIMDJSON_PADDING;
-  if (buffer_.size() < need) buffer_.resize(need);
-  std::memcpy(buffer_.data(), data.data(), data.size());
-  std::memset(buffer_.data() + data.size(), 0, simdjson::SIMDJSON_PADDING);
-  return parser_.parse(buffer_.data(), data.size(), false).get(root) == simdjson::SUCCESS;
+  if (p.buffer.size() < need) p.buffer.resize(need);
+  std::memcpy(p.buffer.data(), data.data(), data.size());
+  std::memset(p.buffer.data() + data.size(), 0, simdjson::SIMDJSON_PADDING);
+  return p.parser.parse(p.buffer.data(), data.size(), false).get(root) == simdjson::SUCCESS;
 }
 
 std::size_t string_bytes(dom::element e) {
