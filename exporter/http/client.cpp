@@ -483,6 +483,18 @@ std::optional<Result<Chunk>> Client::after_body_read(TimePoint deadline, error_c
   return std::nullopt;
 }
 
+// One socket read of the body into the read buffer, through TLS when the
+// connection has it; `handler` gets (error_code, bytes).
+template <class Handler>
+void Client::read_some(TimePoint deadline, Handler&& handler) {
+  Conn* conn = conn_.get();
+  const asio::mutable_buffer buf = begin_receive(deadline);
+  if (conn->tls)
+    conn->tls->async_read_some(buf, std::forward<Handler>(handler));
+  else
+    conn->reader.async_read_some(buf, std::forward<Handler>(handler));
+}
+
 // read() as one asynchronous operation rather than a coroutine awaiting
 // coroutines: per chunk, the caller's await of it is the only coroutine
 // frame and the socket read the only operation, and asio recycles both
@@ -514,12 +526,7 @@ struct Client::ReadOp {
       self.complete(std::move(*answer));
       return;
     }
-    Conn* conn = c.conn_.get();
-    const asio::mutable_buffer buf = c.begin_receive(deadline);
-    if (conn->tls)
-      conn->tls->async_read_some(buf, std::move(self));
-    else
-      conn->reader.async_read_some(buf, std::move(self));
+    c.read_some(deadline, std::move(self));
   }
 };
 
@@ -567,12 +574,7 @@ struct Client::BodyOp {
       answer = c.read_buffered();
     }
     reading = true;
-    Conn* conn = c.conn_.get();
-    const asio::mutable_buffer buf = c.begin_receive(deadline);
-    if (conn->tls)
-      conn->tls->async_read_some(buf, std::move(self));
-    else
-      conn->reader.async_read_some(buf, std::move(self));
+    c.read_some(deadline, std::move(self));
   }
 
   template <class Self>

@@ -146,6 +146,8 @@ class Client {
   // halves are shared with ReadOp (the body read, read()).
   asio::awaitable<Step> receive(Stage stage, TimePoint deadline);
   asio::mutable_buffer begin_receive(TimePoint deadline);
+  template <class Handler>
+  void read_some(TimePoint deadline, Handler&& handler);
   Step received(Stage stage, TimePoint deadline, error_code ec, std::size_t n);
   struct ReadOp;
   struct BodyOp;
