@@ -11,6 +11,7 @@ import unittest
 from harness import Exporter, TempDir, Upstream, histogram, render_config, wait_for
 
 TOL_MS = 5.0
+SCRIPT_SLACK_MS = 100  # how late the upstream's own sleeps may end on a loaded machine
 
 
 class PlantedStalls(unittest.TestCase):
@@ -44,13 +45,18 @@ class PlantedStalls(unittest.TestCase):
 
                 row = ex.rows('stalls')[0]
                 self.assertTrue(row['ok'], row)
-                self.assertAlmostEqual(row['ttft_ms'], 150, delta=TOL_MS)
+                # Against the script: the upstream is never early but a loaded machine may
+                # wake it late; test_upstream_send_times_match_measured_gaps holds every
+                # gap to the upstream's real writes.
+                self.assertGreaterEqual(row['ttft_ms'], 150 - TOL_MS)
+                self.assertLess(row['ttft_ms'], 150 + SCRIPT_SLACK_MS)
                 self.assertEqual(len(row['gaps_ms']), 29)
-                self.assertAlmostEqual(row['gaps_ms'][9], 300, delta=TOL_MS)
-                self.assertAlmostEqual(row['gaps_ms'][19], 400, delta=TOL_MS)
-                for i, g in enumerate(row['gaps_ms']):
-                    if i not in (9, 19):
-                        self.assertAlmostEqual(g, 20, delta=TOL_MS, msg=f'gap {i}')
+                for i, planted in ((9, 300), (19, 400)):
+                    self.assertGreaterEqual(row['gaps_ms'][i], planted - TOL_MS, f'gap {i}')
+                    self.assertLess(row['gaps_ms'][i], planted + SCRIPT_SLACK_MS, f'gap {i}')
+                rhythm = sorted(g for i, g in enumerate(row['gaps_ms']) if i not in (9, 19))
+                self.assertAlmostEqual(rhythm[len(rhythm) // 2], 20, delta=2.0, msg=rhythm)
+                self.assertGreaterEqual(sum(abs(g - 20) <= TOL_MS for g in rhythm), len(rhythm) - 2, rhythm)
                 self.assertEqual(row['stalls'], 2)
                 self.assertEqual(row['finish_reason'], 'stop')
                 self.assertEqual(row['usage']['completion_tokens'], 30)
@@ -68,7 +74,9 @@ class PlantedStalls(unittest.TestCase):
                 self.assertTrue(split['ok'], split)
                 self.assertEqual(split['chunks'], 20)
                 self.assertEqual(split['stalls'], 0)
-                self.assertAlmostEqual(split['ttft_ms'], 100 + 1, delta=TOL_MS)  # second half 1 ms later
+                # The second half of the first event comes 1 ms after the first.
+                self.assertGreaterEqual(split['ttft_ms'], 100 + 1 - TOL_MS)
+                self.assertLess(split['ttft_ms'], 100 + 1 + SCRIPT_SLACK_MS)
 
                 # Phases sum to TTFT
                 phases = row['phases_ms']
