@@ -293,6 +293,7 @@ awaitable<Client::Step> Client::handshake(TimePoint deadline) {
   Conn* c = conn_.get();
   c->tls = std::make_unique<ssl::stream<TimestampingSocket&>>(c->reader, *ssl_);
   release_untouched_record_buffers(*c->tls);
+  keep_record_buffers(*c->tls);
   SSL* s = c->tls->native_handle();
   configure_peer_check(s, options_.tls, options_.url.host);
   arm_close(deadline);

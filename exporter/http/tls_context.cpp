@@ -49,8 +49,6 @@ std::shared_ptr<ssl::context> build_tls_context(const TlsOptions& tls) {
     if (ec) throw std::runtime_error("cannot load client certificate: " + ec.message());
   }
   ctx->set_verify_mode(tls.insecure_skip_verify ? ssl::verify_none : ssl::verify_peer);
-  // An idle pooled TLS connection need not keep its 34 KiB read/write buffers.
-  SSL_CTX_set_mode(ctx->native_handle(), SSL_MODE_RELEASE_BUFFERS);
   return ctx;
 }
 

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include <openssl/ssl.h>
+
 #include <boost/version.hpp>
 
 namespace lse::http {
@@ -20,6 +22,10 @@ std::size_t release_zero_pages(void* data, std::size_t size) {
   // MADV_DONTNEED on private anonymous memory: the next touch maps a zero page.
   if (::madvise(start, last - first, MADV_DONTNEED) != 0) return 0;
   return last - first;
+}
+
+void keep_record_buffers(boost::asio::ssl::stream<TimestampingSocket&>& stream) {
+  SSL_clear_mode(stream.native_handle(), SSL_MODE_RELEASE_BUFFERS);
 }
 
 #if BOOST_VERSION == 107400

@@ -25,4 +25,11 @@ std::size_t release_zero_pages(void* data, std::size_t size);
 // 1.74 whose stream layout this reads.
 std::size_t release_untouched_record_buffers(boost::asio::ssl::stream<TimestampingSocket&>& stream);
 
+// asio builds every stream in SSL_MODE_RELEASE_BUFFERS: OpenSSL then frees
+// its read buffer after each record and allocates it for the next, one
+// malloc and free per streamed chunk. This clears the mode on a stream just
+// built: the buffers stay for the connection's life (malloc'd, so only the
+// pages a record touches are resident: small records touch the first).
+void keep_record_buffers(boost::asio::ssl::stream<TimestampingSocket&>& stream);
+
 }  // namespace lse::http

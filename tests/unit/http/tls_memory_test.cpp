@@ -1,5 +1,6 @@
 // The record buffers asio's ssl::stream zero-fills per connection are given
-// back to the kernel where untouched, and still read as zeros (issue 11 §2).
+// back to the kernel where untouched, and still read as zeros (issue 11 §2);
+// OpenSSL's own record buffers stay between records (issue 11 §1).
 #include "http/tls_memory.hpp"
 
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 #include <boost/asio/ssl/context.hpp>
 #include <boost/version.hpp>
 #include <cstdint>
+#include <openssl/ssl.h>
 #include <vector>
 
 namespace {
@@ -54,6 +56,20 @@ TEST(TlsMemory, AFreshStreamGivesBackMostOfItsTwoRecordBuffers) {
   boost::asio::ssl::stream<lse::http::TimestampingSocket&> stream(reader, ctx);
   // Two buffers of 17 KiB: at least three whole pages each, whatever their alignment.
   EXPECT_GE(lse::http::release_untouched_record_buffers(stream), 2 * 3 * kPage);
+}
+
+TEST(TlsMemory, AStreamKeepsItsRecordBuffersBetweenRecords) {
+  boost::asio::io_context io;
+  lse::http::ProbeSocket socket(io);
+  lse::http::TimestampingSocket reader(socket);
+  boost::asio::ssl::context ctx(boost::asio::ssl::context::tls_client);
+  boost::asio::ssl::stream<lse::http::TimestampingSocket&> stream(reader, ctx);
+  // asio's default, which frees and allocates the read buffer per record.
+  ASSERT_NE(SSL_get_mode(stream.native_handle()) & SSL_MODE_RELEASE_BUFFERS, 0u);
+  lse::http::keep_record_buffers(stream);
+  EXPECT_EQ(SSL_get_mode(stream.native_handle()) & SSL_MODE_RELEASE_BUFFERS, 0u);
+  // The modes asio's reads and writes rely on are left as they were.
+  EXPECT_NE(SSL_get_mode(stream.native_handle()) & SSL_MODE_ENABLE_PARTIAL_WRITE, 0u);
 }
 
 }  // namespace
