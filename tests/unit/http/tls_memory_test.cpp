@@ -7,12 +7,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <openssl/ssl.h>
 #include <algorithm>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <boost/version.hpp>
 #include <cstdint>
-#include <openssl/ssl.h>
 #include <vector>
 
 namespace {
