@@ -32,6 +32,7 @@
 #include "cli/run_proxy.hpp"
 #include "config/config.hpp"
 #include "net/url.hpp"
+#include "probe/probe_loop.hpp"
 #include "probe/prober.hpp"
 #include "probe/prober_pool.hpp"
 #include "report/format.hpp"
@@ -347,7 +348,7 @@ class Runner {
           ticker_.cancel();
         }
       });
-    io_.run();
+    probe::run_probe_loop(io_);  // the default wake-up window, as serve's
     progress_.finish();
     if (error_) std::rethrow_exception(error_);
     return stopped_by_;

@@ -59,6 +59,18 @@ void add_serve_flags(CLI::App& to, ServeOptions& o) {
                 "probe threads, each target bound to one (default 0: one per 250 targets of the "
                 "starting config, at most one per core)")
       ->check(CLI::Range(0, 64));
+  to.add_option("--probe.wakeup-window", o.wakeup_window,
+                "while a probe thread is busy, each wake-up first waits this long so that one "
+                "serves many streams (chunk instants are the kernel's receive stamps and do not "
+                "move; 0: read every chunk at once; at most 20ms)")
+      ->check(CLI::Validator(
+          [](const std::string& text) -> std::string {
+            const auto d = config::parse_duration(text);
+            if (!d && text != "0") return "not a duration (e.g. 2ms, 500us, 0)";
+            if (d && *d > std::chrono::milliseconds(20)) return "more than 20ms";
+            return {};
+          },
+          "DURATION"));
   to.add_flag("--dry-run", o.dry_run,
               "check the flags, the config (secrets not read) and the web config, print what "
               "would serve, and exit (0 ok, 2 invalid) without listening or probing");
@@ -186,12 +198,20 @@ int serve_dry_run(const ServeOptions& o, std::ostream& out, std::ostream& err) {
   return kExitConfig;
 }
 
+service::ProbeOptions probe_options(const ServeOptions& options) {
+  service::ProbeOptions p;
+  p.threads = options.probe_threads;
+  const auto window = config::parse_duration(options.wakeup_window);
+  p.wakeup.window = window ? std::chrono::duration_cast<std::chrono::nanoseconds>(*window)
+                           : std::chrono::nanoseconds(0);
+  return p;
+}
+
 int serve_command(const ServeOptions& options) {
   if (options.dry_run) return serve_dry_run(options, std::cout, std::cerr);
   service::HttpOptions http;
   if (!http_options(options, http, std::cerr)) return kExitConfig;
-  auto svc =
-      set_up(options.config_file, std::move(http), service::ProbeOptions{options.probe_threads});
+  auto svc = set_up(options.config_file, std::move(http), probe_options(options));
   if (!svc) return kExitConfig;
   const auto cfg = svc->config();
   try {

@@ -8,6 +8,8 @@
 #include <iosfwd>
 #include <string>
 
+#include "service/service.hpp"
+
 namespace lse::cli {
 
 struct ServeOptions {
@@ -20,6 +22,7 @@ struct ServeOptions {
   std::string web_config_file;              // --web.config.file (exporter-toolkit format)
   bool dry_run = false;                     // --dry-run: check everything, serve nothing
   std::size_t probe_threads = 0;            // --probe.threads (0: auto); targets bound to each
+  std::string wakeup_window = "2ms";        // --probe.wakeup-window (probe/probe_loop.hpp)
 };
 
 // Adds the serve flags to `app` (so `llm_stream_exporter --config.file=x`
@@ -32,6 +35,9 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& options);
 // (its TLS material loaded), prints what would serve on `out` and returns 0,
 // or prints why not on `err` and returns 2. Nothing listens or probes.
 int serve_dry_run(const ServeOptions& options, std::ostream& out, std::ostream& err);
+
+// The probe threads' settings from the flags (checked when parsed).
+service::ProbeOptions probe_options(const ServeOptions& options);
 
 // Exit codes: 0 stopped by a signal; 1 cannot listen; 2 invalid config, web
 // config or flags, or a part that cannot be set up with them (rows file,

@@ -7,6 +7,7 @@
 // transfer codings) is listed in client.hpp.
 #include "http/client.hpp"
 
+#include "http/opening.hpp"
 #include "http/timestamping_socket.hpp"
 #include "http/tls_memory.hpp"
 
@@ -399,6 +400,8 @@ awaitable<Started> Client::exchange(const RequestMessage& message, TimePoint dea
                                     bool& stale) {
   Started s{Stamps{}, Fault{}};
   stale = false;
+  // Until the request is out, this exchange's instants are Clock::now().
+  OpeningCount::Guard opening(io_);
   if (!conn_) {
     if (Step f = co_await open(deadline, s.stamps)) {
       conn_.reset();
@@ -416,6 +419,7 @@ awaitable<Started> Client::exchange(const RequestMessage& message, TimePoint dea
   Step f = co_await send(message, deadline);
   if (!f) {
     s.stamps.request_sent = Clock::now();
+    opening.release();
     s.response = co_await read_headers(deadline, nothing_received, s.interim_responses);
     if (reader_.head_done()) s.stamps.headers = last_read_at_;
     if (s.response) co_return s;

@@ -22,6 +22,7 @@
 #include "log/log.hpp"
 #include "metrics/scrape_budget.hpp"
 #include "net/proxy_env.hpp"
+#include "probe/probe_loop.hpp"
 #include "schedule/lanes.hpp"
 #include "schedule/scheduler.hpp"
 #include "server/server.hpp"
@@ -165,6 +166,7 @@ struct Service::Impl {
         : scheduler(io, std::move(sink), identity.host_label, identity.user_agent, seed) {}
   };
   std::vector<std::unique_ptr<Lane>> lanes;
+  probe::WakeupSettings wakeup;  // each probe thread's loop (probe/probe_loop.hpp)
 
   std::string ignored_proxy_variables;  // what log_ignored_proxy_variables last saw
 
@@ -199,7 +201,12 @@ struct Service::Impl {
         probe_options.threads > 0
             ? probe_options.threads
             : schedule::auto_lanes(current->targets.size(), std::thread::hardware_concurrency());
-    log::info("probe threads", {{"threads", n}, {"targets", current->targets.size()}});
+    wakeup = probe_options.wakeup;
+    log::info("probe threads",
+              {{"threads", n},
+               {"targets", current->targets.size()},
+               {"wakeup_window_us",
+                std::chrono::duration_cast<std::chrono::microseconds>(wakeup.window).count()}});
     for (std::size_t k = 0; k < n; ++k) {
       lanes.push_back(std::make_unique<Lane>([this](const probe::ProbeResult& r) { deliver(r); },
                                              identity, seed + k));
@@ -249,8 +256,8 @@ struct Service::Impl {
     for (auto& lane : lanes) {
       std::promise<void> done;
       lane->done = done.get_future();
-      lane->thread = std::thread([l = lane.get(), done = std::move(done)]() mutable {
-        l->io.run();
+      lane->thread = std::thread([l = lane.get(), w = wakeup, done = std::move(done)]() mutable {
+        probe::run_probe_loop(l->io, w);
         done.set_value();
       });
     }

@@ -14,6 +14,7 @@
 
 #include "config/config.hpp"
 #include "metrics/metrics.hpp"
+#include "probe/probe_loop.hpp"
 #include "report/row_store.hpp"
 #include "server/server.hpp"
 
@@ -43,6 +44,8 @@ struct ProbeOptions {
   // (schedule/lanes.hpp). 0: schedule::auto_lanes() of the starting
   // config's targets and the machine's cores. Fixed for the process.
   std::size_t threads = 0;
+  // How a busy probe thread coalesces its wake-ups (--probe.wakeup-window).
+  probe::WakeupSettings wakeup;
 };
 
 class Service {

@@ -113,8 +113,10 @@ class ServiceReload : public ::testing::TestWithParam<std::size_t> {
     dir = made;
     path = dir / "config.yaml";
     write(config_yaml(target_yaml("alpha")));
+    ProbeOptions probe;
+    probe.threads = GetParam();
     svc = std::make_unique<Service>(path, Identity{"test-host", "test-agent", {"1", "r"}}, 1,
-                                    HttpOptions{}, ProbeOptions{GetParam()});
+                                    HttpOptions{}, probe);
     svc->start();
   }
   void TearDown() override {
