@@ -19,7 +19,6 @@
 #include <boost/beast/http/parser.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <chrono>
-#include <cstdio>
 #include <functional>
 #include <string>
 #include <thread>
@@ -40,11 +39,7 @@ using lse::test::PeerTimes;
 using lse::test::ScriptedPeer;
 using namespace std::chrono_literals;
 
-std::string chunked(const std::string& payload) {
-  char head[32];
-  std::snprintf(head, sizeof head, "%zx\r\n", payload.size());
-  return head + payload + "\r\n";
-}
+using lse::test::chunked;
 const std::string kEvent = "data: {\"choices\":[{\"delta\":{\"content\":\"w\"}}]}\n\n";
 const std::string kChunkedHead =
     "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n";

@@ -9,7 +9,6 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <chrono>
-#include <cstdio>
 #include <functional>
 #include <optional>
 #include <string>
@@ -30,11 +29,7 @@ using lse::test::PeerTimes;
 using lse::test::ScriptedPeer;
 using namespace std::chrono_literals;
 
-std::string chunked(const std::string& payload) {
-  char head[32];
-  std::snprintf(head, sizeof head, "%zx\r\n", payload.size());
-  return head + payload + "\r\n";
-}
+using lse::test::chunked;
 std::string event(int i) {
   return "data: {\"choices\":[{\"delta\":{\"content\":\"w" + std::to_string(i) + "\"}}]}\n\n";
 }

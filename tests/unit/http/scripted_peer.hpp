@@ -27,6 +27,13 @@ namespace lse::test {
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 
+// One chunk of a chunked body: the size line, the payload, CRLF.
+inline std::string chunked(std::string_view payload) {
+  char head[32];
+  std::snprintf(head, sizeof head, "%zx\r\n", payload.size());
+  return head + std::string(payload) + "\r\n";
+}
+
 // When a script really acted, on the steady clock. A loaded machine may wake
 // the peer late, so a test checks a measured time against these instants, not
 // against the pause the script asked for.
@@ -107,11 +114,7 @@ class PeerConn {
     send("HTTP/1.1 200 OK\r\nContent-Type: " + std::string(content_type) +
          "\r\nTransfer-Encoding: chunked\r\n\r\n");
   }
-  void send_chunk(std::string_view payload) {
-    char head[32];
-    std::snprintf(head, sizeof head, "%zx\r\n", payload.size());
-    send(head + std::string(payload) + "\r\n");
-  }
+  void send_chunk(std::string_view payload) { send(chunked(payload)); }
   void send_event(std::string_view data) { send_chunk("data: " + std::string(data) + "\n\n"); }
   void send_content(int i) {
     send_event("{\"choices\":[{\"delta\":{\"content\":\"w" + std::to_string(i) + "\"}}]}");

@@ -14,7 +14,6 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <chrono>
-#include <cstdio>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -42,11 +41,7 @@ using namespace std::chrono_literals;
 constexpr auto kDelayMs = 200ms;      // the planted wait before the answer
 constexpr double kTolerance = 0.050;  // how late a read may follow its write
 
-std::string chunked(const std::string& payload) {
-  char head[32];
-  std::snprintf(head, sizeof head, "%zx\r\n", payload.size());
-  return head + payload + "\r\n";
-}
+using lse::test::chunked;
 std::string event(const std::string& data) { return "data: " + data + "\n\n"; }
 std::string content_event(int i) {
   return event(R"({"choices":[{"delta":{"content":"w)" + std::to_string(i) + R"("}}]})");
