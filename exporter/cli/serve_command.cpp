@@ -6,11 +6,13 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <chrono>
 #include <csignal>
 #include <exception>
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <random>
 #include <stdexcept>
@@ -37,6 +39,12 @@ constexpr int kExitConfig = 2;
 
 // The flags every Prometheus exporter has, with Prometheus's wording where
 // it fits; on the top level and on `serve` alike.
+// --probe.wakeup-window: a duration, or a bare 0 (off).
+std::optional<std::chrono::nanoseconds> wakeup_window(const std::string& text) {
+  if (text == "0") return std::chrono::nanoseconds(0);
+  return config::parse_duration(text);
+}
+
 void add_serve_flags(CLI::App& to, ServeOptions& o) {
   to.add_option("--config.file,--config", o.config_file, "config file (default config.yaml)")
       ->check(CLI::ExistingFile);
@@ -65,9 +73,9 @@ void add_serve_flags(CLI::App& to, ServeOptions& o) {
                 "move; 0: read every chunk at once; at most 20ms)")
       ->check(CLI::Validator(
           [](const std::string& text) -> std::string {
-            const auto d = config::parse_duration(text);
-            if (!d && text != "0") return "not a duration (e.g. 2ms, 500us, 0)";
-            if (d && *d > std::chrono::milliseconds(20)) return "more than 20ms";
+            const auto window = wakeup_window(text);
+            if (!window) return "not a duration (e.g. 2ms, 500us, 0)";
+            if (*window > std::chrono::milliseconds(20)) return "more than 20ms";
             return {};
           },
           "DURATION"));
@@ -201,9 +209,7 @@ int serve_dry_run(const ServeOptions& o, std::ostream& out, std::ostream& err) {
 service::ProbeOptions probe_options(const ServeOptions& options) {
   service::ProbeOptions p;
   p.threads = options.probe_threads;
-  const auto window = config::parse_duration(options.wakeup_window);
-  p.wakeup.window = window ? std::chrono::duration_cast<std::chrono::nanoseconds>(*window)
-                           : std::chrono::nanoseconds(0);
+  p.wakeup.window = wakeup_window(options.wakeup_window).value_or(std::chrono::nanoseconds(0));
   return p;
 }
 

@@ -47,8 +47,8 @@ LoopStats run_probe_loop(boost::asio::io_context& io, const WakeupSettings& sett
         std::this_thread::sleep_until(next_wake);
       }
       next_wake = std::max(now, next_wake) + settings.window;
-      // All that arrived meanwhile, each read with its kernel stamp: one
-      // epoll_wait that finds it, one that finds nothing more.
+      // All that arrived meanwhile, each read with its kernel stamp; poll()
+      // asks the reactor (without waiting) until it has nothing more.
       n = io.poll();
     } else {
       n = io.run_one();  // waits for the next event, as run() does
