@@ -9,7 +9,7 @@
 
 #include "http/opening.hpp"
 #include "http/timestamping_socket.hpp"
-#include "http/tls_memory.hpp"
+#include "http/tls_stream.hpp"
 
 #include <algorithm>
 #include <boost/asio/compose.hpp>
@@ -17,7 +17,6 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/ssl/error.hpp>
-#include <boost/asio/ssl/stream.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/http/write.hpp>
@@ -78,7 +77,7 @@ struct Client::Conn {
   explicit Conn(asio::io_context& io) : socket(io), reader(socket) {}
   ProbeSocket socket;         // the connection (timeouts cancel/close it)
   TimestampingSocket reader;  // reads with kernel receive stamps; plain, or the layer under tls
-  std::unique_ptr<ssl::stream<TimestampingSocket&>> tls;  // set for https targets
+  std::unique_ptr<TlsStream> tls;  // set for https targets: OpenSSL reads through `reader`
 };
 
 Client::Client(asio::io_context& io, ClientOptions options)
@@ -292,14 +291,12 @@ awaitable<Client::Step> Client::tunnel(TimePoint deadline) {
 
 awaitable<Client::Step> Client::handshake(TimePoint deadline) {
   Conn* c = conn_.get();
-  c->tls = std::make_unique<ssl::stream<TimestampingSocket&>>(c->reader, *ssl_);
-  release_untouched_record_buffers(*c->tls);
-  keep_record_buffers(*c->tls);
+  c->tls = std::make_unique<TlsStream>(c->reader, *ssl_);
   SSL* s = c->tls->native_handle();
   configure_peer_check(s, options_.tls, options_.url.host);
   arm_close(deadline);
   error_code ec;
-  co_await c->tls->async_handshake(ssl::stream_base::client, redirect_error(use_awaitable, ec));
+  co_await c->tls->async_handshake(redirect_error(use_awaitable, ec));
   disarm();
   Step f = outcome(Stage::tls, ec, "timeout in TLS handshake", "");
   if (f && f->interrupt == Interrupt::none) f->detail = "tls: " + tls_failure_detail(ec, s);

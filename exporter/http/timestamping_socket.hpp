@@ -1,9 +1,10 @@
 // A thin stream layer over a connected TCP socket that reads with recvmsg()
 // and keeps the kernel's receive timestamp (SO_TIMESTAMPNS) of the latest read
-// that returned data. Used for plain reads and as the next layer under
-// ssl::stream, so that under TLS the arrival instant of decrypted bytes is the
-// kernel stamp of the last TCP segment that fed them (tests/bench/PERFORMANCE.md,
-// SO_TIMESTAMPNS experiment). Writes forward to the socket.
+// that returned data. Used for plain reads and under TLS (http/tls_stream.hpp
+// reads its records through receive()), so that under TLS the arrival instant
+// of decrypted bytes is the kernel stamp of the last TCP segment that fed them
+// (tests/bench/PERFORMANCE.md, SO_TIMESTAMPNS experiment). Writes forward to
+// the socket.
 #pragma once
 #include <utility>  // before asio awaitable with GCC 12
 #include <netinet/in.h>
@@ -126,14 +127,26 @@ class TimestampingSocket {
   // would announce it.
   template <class MutableBufferSequence, class CompletionToken>
   auto async_read_some(const MutableBufferSequence& buffers, CompletionToken&& token) {
+    return async_read_from(*this, buffers, std::forward<CompletionToken>(token));
+  }
+
+  // The same read for a layer above this socket whose own receive() reads
+  // through this one's (TLS records): `source` has
+  //   std::size_t receive(const MutableBufferSequence&, error_code&)
+  // (bytes, or 0 with would_block, eof or an error) and bool drained() (its
+  // latest receive() left nothing, in it or in the kernel, to read without a
+  // new event). The source lives until the read completes.
+  template <class Source, class MutableBufferSequence, class CompletionToken>
+  auto async_read_from(Source& source, const MutableBufferSequence& buffers,
+                       CompletionToken&& token) {
 #if LSE_REACTOR_READ
     return boost::asio::async_initiate<CompletionToken,
                                        void(boost::system::error_code, std::size_t)>(
-        InitiateReactorRead{this}, token, buffers);
+        InitiateReactorRead<Source>{this, &source}, token, buffers);
 #else
     return boost::asio::async_compose<CompletionToken,
                                       void(boost::system::error_code, std::size_t)>(
-        ReadOp<MutableBufferSequence>{this, buffers}, token, socket_);
+        ReadOp<Source, MutableBufferSequence>{this, &source, buffers}, token, socket_);
 #endif
   }
 
@@ -212,16 +225,16 @@ class TimestampingSocket {
 #if LSE_REACTOR_READ
   // The read as an operation of asio's epoll reactor, like asio's own
   // reactive_socket_recv_op but with recvmsg() and its control message.
-  template <class MutableBufferSequence, class Handler, class IoExecutor>
+  template <class Source, class MutableBufferSequence, class Handler, class IoExecutor>
   class ReactorRead : public boost::asio::detail::reactor_op {
    public:
     BOOST_ASIO_DEFINE_HANDLER_PTR(ReactorRead);
 
-    ReactorRead(TimestampingSocket* self, const MutableBufferSequence& buffers, Handler& handler,
+    ReactorRead(Source* source, const MutableBufferSequence& buffers, Handler& handler,
                 const IoExecutor& io_ex)
         : reactor_op(boost::system::error_code(), &ReactorRead::do_perform,
                      &ReactorRead::do_complete),
-          self_(self),
+          source_(source),
           buffers_(buffers),
           handler_(std::move(handler)),
           work_(handler_, io_ex) {}
@@ -232,9 +245,9 @@ class TimestampingSocket {
     // without trying it right away, unless an event came in between.
     static status do_perform(reactor_op* base) {
       auto* o = static_cast<ReactorRead*>(base);
-      o->bytes_transferred_ = o->self_->receive(o->buffers_, o->ec_);
+      o->bytes_transferred_ = o->source_->receive(o->buffers_, o->ec_);
       if (o->ec_ == boost::asio::error::would_block) return not_done;
-      return o->self_->drained_ ? done_and_exhausted : done;
+      return o->source_->drained() ? done_and_exhausted : done;
     }
 
     // As asio's own operations complete: the handler moves out, the memory
@@ -256,25 +269,28 @@ class TimestampingSocket {
     }
 
    private:
-    TimestampingSocket* self_;
+    Source* source_;
     MutableBufferSequence buffers_;
     Handler handler_;
     boost::asio::detail::handler_work<Handler, IoExecutor> work_;
   };
 
+  template <class Source>
   struct InitiateReactorRead {
     TimestampingSocket* self;
+    Source* source;
 
     template <class Handler, class MutableBufferSequence>
     void operator()(Handler&& handler, const MutableBufferSequence& buffers) const {
       namespace detail = boost::asio::detail;
       detail::non_const_lvalue<Handler> h(handler);
-      using Op = ReactorRead<MutableBufferSequence, std::decay_t<Handler>, executor_type>;
+      using Op = ReactorRead<Source, MutableBufferSequence, std::decay_t<Handler>, executor_type>;
       const bool is_continuation = boost_asio_handler_cont_helpers::is_continuation(h.value);
       typename Op::ptr p = {std::addressof(h.value), Op::ptr::allocate(h.value), nullptr};
-      p.p = new (p.v) Op(self, buffers, h.value, self->get_executor());
-      // An empty read completes at once, as asio's own do (ssl::stream issues
-      // one to run its handler as if posted); it must not wait for an event.
+      p.p = new (p.v) Op(source, buffers, h.value, self->get_executor());
+      // An empty read completes at once, as asio's own do (asio's ssl::stream
+      // issues one to run its handler as if posted); it must not wait for an
+      // event.
       if (boost::asio::buffer_size(buffers) == 0) {
         self->reactor().post_immediate_completion(p.p, is_continuation);
         p.v = p.p = nullptr;
@@ -297,9 +313,10 @@ class TimestampingSocket {
 #endif
 
   // The portable read: recvmsg() first; on EAGAIN, async_wait and again.
-  template <class MutableBufferSequence>
+  template <class Source, class MutableBufferSequence>
   struct ReadOp {
     TimestampingSocket* self_;
+    Source* source_;
     MutableBufferSequence buffers_;
     enum { initiate, waited, posted } state_ = initiate;
     boost::system::error_code ec_{};
@@ -309,7 +326,7 @@ class TimestampingSocket {
     void operator()(Self& self, boost::system::error_code wait_ec = {}) {
       switch (state_) {
         case initiate:
-          n_ = self_->receive(buffers_, ec_);
+          n_ = source_->receive(buffers_, ec_);
           if (ec_ != boost::asio::error::would_block) {
             // Data, end or error (or an empty buffer): complete as if posted.
             state_ = posted;
@@ -324,7 +341,7 @@ class TimestampingSocket {
             self.complete(wait_ec, 0);
             return;
           }
-          n_ = self_->receive(buffers_, ec_);
+          n_ = source_->receive(buffers_, ec_);
           if (ec_ == boost::asio::error::would_block) {
             self_->socket_.async_wait(socket_type::wait_read, std::move(self));
             return;
