@@ -12,6 +12,7 @@
 #include "http/tls_stream.hpp"
 
 #include <algorithm>
+#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/compose.hpp>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/post.hpp>
@@ -486,15 +487,19 @@ std::optional<Result<Chunk>> Client::after_body_read(TimePoint deadline, error_c
 }
 
 // One socket read of the body into the read buffer, through TLS when the
-// connection has it; `handler` gets (error_code, bytes).
+// connection has it; `handler` gets (error_code, bytes). The handler runs on
+// the io_context's own executor, the socket's: bound to it, the read tracks
+// its work once, where the coroutine's type-erased executor would be built
+// and destroyed again for every read.
 template <class Handler>
 void Client::read_some(TimePoint deadline, Handler&& handler) {
   Conn* conn = conn_.get();
   const asio::mutable_buffer buf = begin_receive(deadline);
+  auto bound = asio::bind_executor(io_.get_executor(), std::forward<Handler>(handler));
   if (conn->tls)
-    conn->tls->async_read_some(buf, std::forward<Handler>(handler));
+    conn->tls->async_read_some(buf, std::move(bound));
   else
-    conn->reader.async_read_some(buf, std::forward<Handler>(handler));
+    conn->reader.async_read_some(buf, std::move(bound));
 }
 
 // read() as one asynchronous operation rather than a coroutine awaiting
