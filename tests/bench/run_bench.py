@@ -853,6 +853,10 @@ class Bench:
         allocs = None
         if self.driver == 'serve':
             rows_path = os.path.join(self.workdir, f'{phase}-rows.jsonl')
+            # The exporter appends to its rows file: rows of an earlier run into the same
+            # --out-dir would be read as this phase's (and counted as unpaired).
+            if os.path.exists(rows_path):
+                os.remove(rows_path)
             allocs = self.alloc_counter(f'{phase}-exporter')
             ex = Exporter(self.exporter_bin, self.workdir, f'{phase}-exporter',
                           exporter_config(targets, interval * 1000, self.pki['ca'] if tls else None,

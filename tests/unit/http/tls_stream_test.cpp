@@ -317,6 +317,25 @@ TEST(TlsStream, AResetIsTheSocketsError) {
   EXPECT_EQ(end.first, asio::error::connection_reset) << end.first.message();
 }
 
+TEST(TlsStream, AGarbledRecordIsAnOpenSslErrorNotAHang) {
+  std::atomic<bool> finished{false};
+  Server server([&](SSL*, int fd) {
+    // An application-data record header and 32 bytes that no key made.
+    std::string junk("\x17\x03\x03\x00\x20", 5);
+    junk.append(32, '\x5a');
+    ASSERT_EQ(::send(fd, junk.data(), junk.size(), 0), static_cast<ssize_t>(junk.size()));
+    wait_for(finished);
+  });
+  Client c(server.port(), pki().ca);
+  ASSERT_FALSE(c.handshake());
+  auto [ec, bytes] = c.read();
+  finished = true;
+  ASSERT_TRUE(ec);
+  EXPECT_EQ(ec.category(), asio::error::get_ssl_category()) << ec.message();
+  EXPECT_NE(ec.message().find("bad record mac"), std::string::npos) << ec.message();
+  EXPECT_TRUE(bytes.empty());
+}
+
 TEST(TlsStream, AnUntrustedCertificateNamesTheVerifyError) {
   Server server([&](SSL*, int) {});
   // The stranger's self-signed certificate is not the server's issuer.
