@@ -7,6 +7,7 @@
 #include <boost/asio/error.hpp>
 #include <boost/asio/ssl/error.hpp>
 #include <cerrno>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -63,21 +64,34 @@ TlsStream::TlsStream(TimestampingSocket& socket, asio::ssl::context& context) : 
 
 TlsStream::~TlsStream() { SSL_free(ssl_); }
 
-bool TlsStream::drained() const { return socket_.drained() && SSL_has_pending(ssl_) == 0; }
+// The socket's hint describes its latest recvmsg(), which is this read's
+// only if this read made one: a read served from OpenSSL's buffer alone
+// says nothing of what reached the kernel since (an event that came while
+// no read waited was already spent, and only a try finds those bytes).
+bool TlsStream::drained() const {
+  return socket_read_ && socket_.drained() && SSL_has_pending(ssl_) == 0;
+}
 
 // --- the operations' attempts -------------------------------------------------
 
 std::size_t TlsStream::read(void* data, std::size_t size, error_code& ec) {
   ec = {};
+  socket_read_ = false;
   if (size == 0) return 0;
   transport_ = {};
   clear_errors();
   std::size_t n = 0;
+  const std::uint64_t calls = socket_.receive_calls();
   const int result = SSL_read_ex(ssl_, data, size, &n);
+  socket_read_ = socket_.receive_calls() != calls;
   if (result == 1) return n;
-  // Wanting the socket to be writable (a TLS 1.3 key update's answer that
-  // did not fit in the send buffer) also waits for the next bytes: the peer
-  // of a stream keeps sending, and the next read writes it first.
+  // Wanting the socket to be writable (a TLS 1.3 key update's answer, or
+  // the refusal of a renegotiation, that did not fit in the send buffer)
+  // also waits for the next bytes, and the next read writes it first. A
+  // peer that then stays silent while OpenSSL holds records already read
+  // leaves the read to its deadline. It takes a full send buffer while a
+  // response is read, after a request that went out whole: a probe does not
+  // make one.
   if (failed(result, ec) != Want::nothing) ec = asio::error::would_block;
   return 0;
 }

@@ -87,8 +87,8 @@ class TlsStream {
     return read(b.data(), b.size(), ec);
   }
 
-  // The latest read left nothing to read without a new event: no decrypted
-  // or undecrypted byte in OpenSSL, no byte or FIN in the kernel.
+  // The latest read left nothing to read without a new event: it read the
+  // socket, and left no byte in OpenSSL and no byte or FIN in the kernel.
   bool drained() const;
 
  private:
@@ -170,6 +170,7 @@ class TlsStream {
   // What the socket said when OpenSSL last read or wrote it: eof, a reset,
   // another error; none while it only had nothing to give (EAGAIN).
   boost::system::error_code transport_;
+  bool socket_read_ = false;  // the latest read() made a recvmsg()
 };
 
 }  // namespace lse::http
