@@ -416,6 +416,26 @@ TEST(TlsStream, AHandshakeWithAPeerThatClosesIsTruncated) {
   EXPECT_EQ(ec, asio::ssl::error::stream_truncated) << ec.message();
 }
 
+// The client's deadline closes the socket: a handshake waiting for a silent
+// peer ends with the wait's error instead of waiting on.
+TEST(TlsStream, AHandshakeWaitingForASilentPeerEndsWhenTheSocketCloses) {
+  asio::io_context peer_io;
+  asio::ip::tcp::acceptor acceptor(peer_io, {asio::ip::make_address("127.0.0.1"), 0});
+  std::atomic<bool> finished{false};
+  std::thread peer([&] {
+    asio::ip::tcp::socket s(peer_io);
+    acceptor.accept(s);
+    wait_for(finished);  // reads nothing, answers nothing
+  });
+  Client c(acceptor.local_endpoint().port(), pki().ca);
+  asio::steady_timer deadline(c.io, 50ms);
+  deadline.async_wait([&](error_code) { c.socket.close(); });
+  const error_code ec = c.handshake();
+  finished = true;
+  peer.join();
+  EXPECT_EQ(ec, asio::error::operation_aborted) << ec.message();
+}
+
 TEST(TlsStream, AWriteLargerThanTheSocketBufferGoesOutWhole) {
   std::string payload(1'000'000, '\0');
   for (std::size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<char>('a' + i % 26);
