@@ -78,7 +78,9 @@ struct Client::Conn {
   explicit Conn(asio::io_context& io) : socket(io), reader(socket) {}
   ProbeSocket socket;         // the connection (timeouts cancel/close it)
   TimestampingSocket reader;  // reads with kernel receive stamps; plain, or the layer under tls
-  std::unique_ptr<TlsStream> tls;  // set for https targets: OpenSSL reads through `reader`
+  // Set for https targets: OpenSSL reads through `reader`. In place, beside
+  // the socket and its reader that every read touches with it.
+  std::optional<TlsStream> tls;
 };
 
 Client::Client(asio::io_context& io, ClientOptions options)
@@ -292,7 +294,7 @@ awaitable<Client::Step> Client::tunnel(TimePoint deadline) {
 
 awaitable<Client::Step> Client::handshake(TimePoint deadline) {
   Conn* c = conn_.get();
-  c->tls = std::make_unique<TlsStream>(c->reader, *ssl_);
+  c->tls.emplace(c->reader, *ssl_);
   SSL* s = c->tls->native_handle();
   configure_peer_check(s, options_.tls, options_.url.host);
   arm_close(deadline);
