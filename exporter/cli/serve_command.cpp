@@ -37,14 +37,14 @@ constexpr int kExitOk = 0;
 constexpr int kExitFailure = 1;
 constexpr int kExitConfig = 2;
 
-// The flags every Prometheus exporter has, with Prometheus's wording where
-// it fits; on the top level and on `serve` alike.
 // --probe.wakeup-window: a duration, or a bare 0 (off).
 std::optional<std::chrono::nanoseconds> wakeup_window(const std::string& text) {
   if (text == "0") return std::chrono::nanoseconds(0);
   return config::parse_duration(text);
 }
 
+// The flags every Prometheus exporter has, with Prometheus's wording where
+// it fits; on the top level and on `serve` alike.
 void add_serve_flags(CLI::App& to, ServeOptions& o) {
   to.add_option("--config.file,--config", o.config_file, "config file (default config.yaml)")
       ->check(CLI::ExistingFile);

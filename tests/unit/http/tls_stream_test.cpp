@@ -67,15 +67,6 @@ class Server {
   using Script = std::function<void(SSL*, int)>;
 
   explicit Server(Script script) : script_(std::move(script)) {
-    listener_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(::bind(listener_, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
-    EXPECT_EQ(::listen(listener_, 1), 0);
-    socklen_t len = sizeof a;
-    ::getsockname(listener_, reinterpret_cast<sockaddr*>(&a), &len);
-    port_ = ntohs(a.sin_port);
     ctx_ = SSL_CTX_new(TLS_server_method());
     SSL_CTX_use_certificate_chain_file(ctx_, pki().server_cert.c_str());
     SSL_CTX_use_PrivateKey_file(ctx_, pki().server_key.c_str(), SSL_FILETYPE_PEM);
@@ -84,20 +75,21 @@ class Server {
   ~Server() {
     thread_.join();
     SSL_CTX_free(ctx_);
-    ::close(listener_);
   }
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
-  unsigned short port() const { return port_; }
+  unsigned short port() const { return acceptor_.local_endpoint().port(); }
   bool handshake_done() const { return handshake_done_; }
 
  private:
   void serve() {
-    const int fd = ::accept(listener_, nullptr, nullptr);
-    if (fd < 0) return;
-    const int one = 1;
-    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    asio::ip::tcp::socket peer(io_);
+    error_code ec;
+    acceptor_.accept(peer, ec);
+    if (ec) return;
+    peer.set_option(asio::ip::tcp::no_delay(true));
+    const int fd = peer.native_handle();
     timeval tv{5, 0};  // a client that stops answering ends the script
     ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     SSL* ssl = SSL_new(ctx_);
@@ -107,12 +99,11 @@ class Server {
       script_(ssl, fd);
     }
     SSL_free(ssl);
-    ::close(fd);
   }
 
   Script script_;
-  int listener_ = -1;
-  unsigned short port_ = 0;
+  asio::io_context io_;
+  asio::ip::tcp::acceptor acceptor_{io_, {asio::ip::make_address("127.0.0.1"), 0}};
   SSL_CTX* ctx_ = nullptr;
   std::thread thread_;
   std::atomic<bool> handshake_done_{false};
