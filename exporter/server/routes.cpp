@@ -15,6 +15,7 @@
 #include "report/row_json.hpp"
 #include "server/encoding.hpp"
 #include "server/landing_page.hpp"
+#include "server/negotiation.hpp"
 #include "util/json.hpp"
 
 namespace lse::server {
@@ -145,7 +146,7 @@ Outcome probes(std::string_view query, const report::RowStore& rows) {
 // The exposition compressed as it is rendered when the scraper takes gzip
 // (Prometheus does): only the compressed tenth is ever held whole.
 Outcome metrics(const Request& req, const RouteContext& ctx) {
-  const metrics::Exposition format = metrics::negotiate(sv(req[http::field::accept]));
+  const metrics::Exposition format = choose_exposition(sv(req[http::field::accept]));
   Outcome o;
   o.content_type = metrics::content_type(format);
   o.compressible = true;

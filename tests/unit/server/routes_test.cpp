@@ -232,7 +232,12 @@ TEST_F(RoutesTest, AcceptChoosesTheExposition) {
   EXPECT_EQ(om[http::field::vary], "Accept-Encoding, Accept");
   auto text = call(http::verb::get, "/metrics");
   EXPECT_EQ(text[http::field::content_type], metrics::kTextContentType);
-  EXPECT_EQ(asked, (std::vector{metrics::Exposition::openmetrics, metrics::Exposition::text}));
+  // Listed second but weighed lower: q-values decide, not the order.
+  auto weighed = call(http::verb::get, "/metrics",
+                      {{"Accept", "text/plain;q=1, application/openmetrics-text;q=0.1"}});
+  EXPECT_EQ(weighed[http::field::content_type], metrics::kTextContentType);
+  EXPECT_EQ(asked, (std::vector{metrics::Exposition::openmetrics, metrics::Exposition::text,
+                                metrics::Exposition::text}));
 }
 
 TEST(Routing, Problems) {

@@ -1,0 +1,105 @@
+// Accept negotiation of the exposition format (see negotiation.hpp).
+#include "server/negotiation.hpp"
+
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+#include "util/text.hpp"
+
+namespace lse::server {
+namespace {
+
+using metrics::Exposition;
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// One media range of the header: "type/subtype;version=1.0.0;q=0.5".
+struct MediaRange {
+  std::string_view type;
+  std::string_view version;  // "" when absent
+  double q = 1;
+};
+
+double parse_q(std::string_view value) {
+  const std::string text(value);
+  char* end = nullptr;
+  const double q = std::strtod(text.c_str(), &end);
+  if (end == text.c_str()) return 1;  // unreadable: as if absent
+  return q < 0 ? 0 : (q > 1 ? 1 : q);
+}
+
+MediaRange parse_range(std::string_view item) {
+  MediaRange range;
+  const auto semi = item.find(';');
+  range.type = trim(item.substr(0, semi));
+  std::string_view params = semi == std::string_view::npos ? "" : item.substr(semi + 1);
+  while (!params.empty()) {
+    const auto next = params.find(';');
+    const std::string_view param = trim(params.substr(0, next));
+    params = next == std::string_view::npos ? "" : params.substr(next + 1);
+    const auto eq = param.find('=');
+    if (eq == std::string_view::npos) continue;
+    const std::string_view key = trim(param.substr(0, eq));
+    const std::string_view value = trim(param.substr(eq + 1));
+    if (text::iequals(key, "q")) range.q = parse_q(value);
+    if (text::iequals(key, "version")) range.version = value;
+  }
+  return range;
+}
+
+// How specifically `range` names `format`: 3 its exact type (in a version
+// we serve), 2 its type with any subtype, 1 "*/*", 0 not at all.
+int specificity(const MediaRange& range, Exposition format) {
+  const bool om = format == Exposition::openmetrics;
+  const std::string_view exact = om ? "application/openmetrics-text" : "text/plain";
+  if (text::iequals(range.type, exact)) {
+    // OpenMetrics 0.0.1 is another format; any text/plain version is
+    // served as 0.0.4, which every Prometheus reads.
+    if (om && !range.version.empty() && range.version.substr(0, 2) != "1.") return 0;
+    return 3;
+  }
+  if (text::iequals(range.type, om ? "application/*" : "text/*")) return 2;
+  if (range.type == "*/*") return 1;
+  return 0;
+}
+
+// The weight the header gives `format`, and the position of the range
+// that gave it (for ties).
+struct Weight {
+  double q = 0;
+  std::size_t position = SIZE_MAX;
+  int specificity = 0;
+};
+
+Weight weigh(std::string_view accept, Exposition format) {
+  Weight best;
+  for (std::size_t position = 0; !accept.empty(); ++position) {
+    const auto comma = accept.find(',');
+    const MediaRange range = parse_range(accept.substr(0, comma));
+    accept = comma == std::string_view::npos ? "" : accept.substr(comma + 1);
+    const int s = specificity(range, format);
+    if (s == 0 || s < best.specificity) continue;
+    // A more specific range overrides; an equally specific one (the same
+    // type listed twice) counts when it weighs more.
+    if (s > best.specificity || range.q > best.q) best = {range.q, position, s};
+  }
+  return best;
+}
+
+}  // namespace
+
+Exposition choose_exposition(std::string_view accept) {
+  const Weight om = weigh(accept, Exposition::openmetrics);
+  const Weight text = weigh(accept, Exposition::text);
+  if (om.q <= 0) return Exposition::text;
+  if (om.q != text.q) return om.q > text.q ? Exposition::openmetrics : Exposition::text;
+  // Equal weights: the range listed first; one range for both ("*/*"): text.
+  return om.position < text.position ? Exposition::openmetrics : Exposition::text;
+}
+
+}  // namespace lse::server
