@@ -27,7 +27,8 @@ void add_check_config_options(CLI::App& check_config, CheckConfigOptions& o) {
   check_config.add_option("file", o.path, "config file")->required();
   check_config.add_flag("--no-env-check", o.no_env_check,
                         "validate without the secrets present: auth env variables and secret "
-                        "files (and TLS client cert/key) are listed as not checked");
+                        "files (and TLS client cert/key, the rows path) are listed as not "
+                        "checked");
 }
 
 std::string describe_target(const config::Target& t) {
@@ -64,6 +65,7 @@ int check_config_command(const CheckConfigOptions& o, std::ostream& out, std::os
   config::LoadOptions load;
   load.check_listen = true;  // no exporter runs on this config yet: its port must be free
   load.read_secrets = !o.no_env_check;
+  load.check_rows_path = true;  // a FIFO or read-only rows path is an error here, not at start
   try {
     const auto cfg = config::load_file(o.path, load);
     for (const auto& w : cfg.findings.warnings) {

@@ -70,6 +70,10 @@ struct LoadOptions {
   // key). false (--no-env-check): check only their names and paths and list
   // them in Findings::not_checked; their values stay empty.
   bool read_secrets = true;
+  // Check that rows can be appended at `rows.path` (a regular file or one
+  // that can be created; never a FIFO, device or directory), without
+  // writing or blocking. For check-config, `serve`'s start and reloads.
+  bool check_rows_path = false;
 };
 
 struct Timeouts {
@@ -235,6 +239,11 @@ struct Rows {
   std::uint64_t max_size = 64ull << 20;
   int keep = 5;
   std::size_t ring = 1000;  // rows kept in memory for /api/v1/probes
+  // Bytes the ring may hold (each row's real heap size, its gaps included):
+  // the oldest rows leave first when either bound is reached.
+  std::uint64_t memory = 64ull << 20;
+  static constexpr std::uint64_t kMinMemory = 1ull << 20;   // 1 MiB
+  static constexpr std::uint64_t kMaxMemory = 64ull << 30;  // 64 GiB
 
   bool operator==(const Rows&) const = default;
 };

@@ -306,6 +306,7 @@ void emit_rows(YAML::Emitter& out, const Rows& rows) {
   out << YAML::Key << "max_size" << YAML::Value << rows.max_size;
   out << YAML::Key << "keep" << YAML::Value << rows.keep;
   out << YAML::Key << "ring" << YAML::Value << static_cast<std::uint64_t>(rows.ring);
+  out << YAML::Key << "memory" << YAML::Value << rows.memory;
   out << YAML::EndMap;
 }
 

@@ -12,6 +12,7 @@
 
 #include "config/listen_check.hpp"
 #include "config/reader.hpp"
+#include "config/rows_check.hpp"
 #include "config/rules.hpp"
 #include "config/sections.hpp"
 #include "net/listen_address.hpp"
@@ -91,6 +92,13 @@ std::map<std::string, Prompt> parse_prompts(const Reader& r, const std::optional
 void apply_rows_key(const Reader& r, Rows& rows, const std::string& key, const Item& v) {
   if (key == "path") {
     rows.path = r.resolve(r.nonempty_string(v));
+    // Without the secrets (--no-env-check) the config is checked away from
+    // where it runs: the rows path is as much the other machine's as they are.
+    if (r.options().check_rows_path && !r.options().read_secrets)
+      r.not_checked(v, fmt::format("rows file '{}'", rows.path));
+    else if (r.options().check_rows_path)
+      if (auto problem = detail::rows_path_problem(rows.path))
+        r.fail(v, rows.path + " " + *problem);
   } else if (key == "max_size") {
     rows.max_size = r.byte_size(v);
     if (rows.max_size == 0) r.fail(v, "must be > 0");
@@ -104,12 +112,16 @@ void apply_rows_key(const Reader& r, Rows& rows, const std::string& key, const I
     if (ring < 1 || ring > 1000000)
       r.fail(v, fmt::format("must be between 1 and 1000000, got {}", ring));
     rows.ring = static_cast<std::size_t>(ring);
+  } else if (key == "memory") {
+    rows.memory = r.byte_size(v);
+    if (rows.memory < Rows::kMinMemory || rows.memory > Rows::kMaxMemory)
+      r.fail(v, fmt::format("must be between 1MiB and 64GiB, got {} bytes", rows.memory));
   }
 }
 
 Rows parse_rows(const Reader& r, const Item& item) {
   Rows rows;
-  Fields f(r, item, "rows", {"path", "max_size", "keep", "ring"}, "rows.");
+  Fields f(r, item, "rows", {"path", "max_size", "keep", "ring", "memory"}, "rows.");
   for (const auto& e : f.entries()) r.attempt([&] { apply_rows_key(r, rows, e.key, e.value); });
   return rows;
 }

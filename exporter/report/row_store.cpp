@@ -1,12 +1,15 @@
 // RowStore: ring and rotating file under separate locks, so a slow disk
 // never holds up /api/v1/probes, and a scrape of the ring never holds up a
 // probe thread's write. Rows are shared between ring and last-by-target.
+// The file follows its path: renamed or deleted under us (logrotate), it is
+// opened again at the path.
 #include "report/row_store.hpp"
 
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <deque>
 #include <filesystem>
@@ -25,13 +28,50 @@ std::string errno_text(int err) { return std::strerror(err); }
 
 std::string numbered(const std::string& path, int n) { return path + "." + std::to_string(n); }
 
+// Heap bytes of a string beyond the object itself (none while it fits in
+// libstdc++'s 15-byte inline buffer).
+std::size_t heap_of(const std::string& s) {
+  constexpr std::size_t kInline = 15;
+  return s.capacity() > kInline ? s.capacity() + 1 : 0;
+}
+
+template <typename T>
+std::size_t heap_of(const std::vector<T>& v) {
+  return v.capacity() * sizeof(T);
+}
+
 }  // namespace
 
+std::size_t row_memory_bytes(const probe::ProbeResult& r) {
+  // make_shared: the result and its control block (two counts, vtable) in one allocation.
+  constexpr std::size_t kControlBlock = 16 + sizeof(void*);
+  std::size_t bytes = sizeof(probe::ProbeResult) + kControlBlock;
+  for (const std::string* s : {&r.id, &r.target, &r.model, &r.prompt, &r.host, &r.error_detail,
+                               &r.content_encoding, &r.http_version, &r.finish_reason})
+    bytes += heap_of(*s);
+  return bytes + heap_of(r.gaps) + heap_of(r.stall_details);
+}
+
 struct RowStore::Impl {
+  struct Kept {
+    Row row;
+    std::size_t bytes;  // row_memory_bytes(*row)
+  };
   mutable std::mutex ring_mutex;
-  std::deque<Row> ring;  // oldest at the front
+  std::deque<Kept> ring;  // oldest at the front
   std::size_t capacity = 1;
+  std::uint64_t memory = config::Rows{}.memory;
+  std::uint64_t ring_bytes = 0;  // sum of the kept rows' bytes
   std::map<std::string, Row> last;
+
+  // Oldest first, until both bounds hold; the newest row always stays.
+  // Caller holds ring_mutex.
+  void evict() {
+    while (ring.size() > 1 && (ring.size() > capacity || ring_bytes > memory)) {
+      ring_bytes -= ring.front().bytes;
+      ring.pop_front();
+    }
+  }
 
   mutable std::mutex file_mutex;
   config::Rows settings;
@@ -72,10 +112,44 @@ struct RowStore::Impl {
 
   // Caller holds file_mutex.
   bool open_file() {
-    const std::string error = file.open(settings.path);
+    const std::string error = file.open(settings.path, true);
     if (!error.empty()) note_error("rows file " + settings.path + ": cannot open: " + error);
     return error.empty();
   }
+
+  // The path names another file than the open one, or none (logrotate's
+  // `create` renamed it, or someone deleted it): open the path again, so the
+  // next row lands where readers look. Until that works the rows go on into
+  // the open file while it still has a name (they are in exactly one file);
+  // a deleted one loses them, and every such row is counted. Caller holds
+  // file_mutex.
+  void reopen() {
+    JsonlAppender fresh;
+    if (const std::string error = fresh.open(settings.path, true); !error.empty()) {
+      note_error("rows file " + settings.path +
+                 ": cannot reopen after it was moved or deleted: " + error);
+      return;
+    }
+    file = std::move(fresh);
+  }
+
+  // Whether the path still names the open file is checked at most once a
+  // second (a stat(2)), and now when `force` (reload, SIGHUP); a deleted
+  // file is noticed at once, by the fstat(2) every row makes anyway. Caller
+  // holds file_mutex.
+  void follow_path(bool force) {
+    if (!file.is_open()) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (file.is_deleted()) {
+      reopen();
+    } else if (force || now >= next_path_check) {
+      if (!file.is_at(settings.path)) reopen();
+    } else {
+      return;
+    }
+    next_path_check = now + std::chrono::seconds(1);
+  }
+  std::chrono::steady_clock::time_point next_path_check{};
 
   // A smaller `keep` after a reload would otherwise leave old files behind forever.
   void remove_beyond(int keep) {
@@ -101,8 +175,8 @@ struct RowStore::Impl {
     if (id.empty()) return nullptr;
     std::lock_guard lock(ring_mutex);
     const auto newest =
-        std::find_if(ring.rbegin(), ring.rend(), [&](const Row& row) { return row->id == id; });
-    if (newest != ring.rend()) return *newest;
+        std::find_if(ring.rbegin(), ring.rend(), [&](const Kept& k) { return k.row->id == id; });
+    if (newest != ring.rend()) return newest->row;
     for (const auto& [target, row] : last)
       if (row->id == id) return row;
     return nullptr;
@@ -112,6 +186,7 @@ struct RowStore::Impl {
     std::lock_guard lock(file_mutex);
     if (settings.path.empty()) return;
     if (!file.is_open() && !open_file()) return;
+    follow_path(false);
     // The file's real size (not a counter): someone may have truncated or
     // replaced it under us.
     const std::uint64_t size = file.size();
@@ -119,16 +194,29 @@ struct RowStore::Impl {
       rotate();
       if (!file.is_open()) return;
     }
-    if (const std::string error = file.append(line); !error.empty())
+    if (const std::string error = file.append(line); !error.empty()) {
       note_error("rows file " + settings.path + ": " + error);
+      return;
+    }
+    // Deleted between the check and the write: the line went nowhere a
+    // reader can find it, so it goes again into the file now at the path.
+    if (file.is_deleted()) {
+      reopen();
+      if (file.is_deleted()) {
+        note_error("rows file " + settings.path + ": a row went into the deleted file");
+      } else if (const std::string error = file.append(line); !error.empty()) {
+        note_error("rows file " + settings.path + ": " + error);
+      }
+    }
   }
 };
 
 RowStore::RowStore(std::size_t ring_capacity, config::Rows file_settings)
     : impl_(std::make_unique<Impl>()) {
   impl_->capacity = std::max<std::size_t>(ring_capacity, 1);
+  impl_->memory = file_settings.memory;
   if (!file_settings.path.empty()) {
-    if (const std::string error = impl_->file.open(file_settings.path); !error.empty())
+    if (const std::string error = impl_->file.open(file_settings.path, true); !error.empty())
       throw std::runtime_error("rows file " + file_settings.path + ": cannot open: " + error);
   }
   impl_->settings = std::move(file_settings);
@@ -139,10 +227,12 @@ RowStore::~RowStore() = default;
 void RowStore::add(const probe::ProbeResult& result) {
   if (result.warmup) return;
   auto row = std::make_shared<const probe::ProbeResult>(result);
+  const std::size_t bytes = row_memory_bytes(*row);
   {
     std::lock_guard lock(impl_->ring_mutex);
-    impl_->ring.push_back(row);
-    while (impl_->ring.size() > impl_->capacity) impl_->ring.pop_front();
+    impl_->ring.push_back({row, bytes});
+    impl_->ring_bytes += bytes;
+    impl_->evict();
     impl_->last[row->target] = row;
   }
   bool to_file;
@@ -158,18 +248,35 @@ void RowStore::add(const probe::ProbeResult& result) {
 }
 
 std::vector<probe::ProbeResult> RowStore::latest(std::string_view target, std::size_t limit) const {
+  std::vector<probe::ProbeResult> out;
+  visit_latest(target, limit, {}, [&](const probe::ProbeResult& r) {
+    out.push_back(r);
+    return true;
+  });
+  return out;
+}
+
+bool RowStore::visit_latest(std::string_view target, std::size_t limit, std::string_view older_than,
+                            const std::function<bool(const probe::ProbeResult&)>& visit) const {
   std::vector<Row> picked;
   {
     std::lock_guard lock(impl_->ring_mutex);
+    auto it = impl_->ring.rbegin();
+    if (!older_than.empty()) {
+      it = std::find_if(it, impl_->ring.rend(),
+                        [&](const Impl::Kept& k) { return k.row->id == older_than; });
+      if (it == impl_->ring.rend()) return false;
+      ++it;
+    }
     picked.reserve(std::min(limit, impl_->ring.size()));
-    for (auto it = impl_->ring.rbegin(); it != impl_->ring.rend() && picked.size() < limit; ++it)
-      if (target.empty() || (*it)->target == target) picked.push_back(*it);
+    for (; it != impl_->ring.rend() && picked.size() < limit; ++it)
+      if (target.empty() || it->row->target == target) picked.push_back(it->row);
   }
-  // Copies are made outside the lock; the rows themselves are immutable.
-  std::vector<probe::ProbeResult> out;
-  out.reserve(picked.size());
-  for (const auto& r : picked) out.push_back(*r);
-  return out;
+  // Visited outside the lock (the rows themselves are immutable): a slow
+  // reader never holds up a probe thread's add().
+  for (const auto& r : picked)
+    if (!visit(*r)) break;
+  return true;
 }
 
 std::map<std::string, probe::ProbeResult> RowStore::last_by_target() const {
@@ -196,20 +303,23 @@ std::optional<std::string> RowStore::find(std::string_view id) const {
 }
 
 void RowStore::reconfigure(std::size_t ring_capacity, config::Rows file_settings) {
+  const std::uint64_t memory = file_settings.memory;
   {
     std::lock_guard lock(impl_->file_mutex);
     if (file_settings.path != impl_->settings.path) {
       JsonlAppender fresh;
       if (!file_settings.path.empty())
-        if (const std::string error = fresh.open(file_settings.path); !error.empty())
+        if (const std::string error = fresh.open(file_settings.path, true); !error.empty())
           throw std::runtime_error("rows file " + file_settings.path + ": cannot open: " + error);
       impl_->file = std::move(fresh);
     }
     impl_->settings = std::move(file_settings);
+    impl_->follow_path(true);  // a reload (SIGHUP) after a rotation reopens at once
   }
   std::lock_guard lock(impl_->ring_mutex);
   impl_->capacity = std::max<std::size_t>(ring_capacity, 1);
-  while (impl_->ring.size() > impl_->capacity) impl_->ring.pop_front();
+  impl_->memory = memory;
+  impl_->evict();
 }
 
 std::size_t RowStore::capacity() const {
@@ -220,6 +330,16 @@ std::size_t RowStore::capacity() const {
 std::size_t RowStore::size() const {
   std::lock_guard lock(impl_->ring_mutex);
   return impl_->ring.size();
+}
+
+std::uint64_t RowStore::memory_bytes() const {
+  std::lock_guard lock(impl_->ring_mutex);
+  return impl_->ring_bytes;
+}
+
+std::uint64_t RowStore::memory_limit() const {
+  std::lock_guard lock(impl_->ring_mutex);
+  return impl_->memory;
 }
 
 void RowStore::on_write_error(WriteErrorSink sink) {

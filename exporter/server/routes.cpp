@@ -7,9 +7,11 @@
 #include <boost/beast/http/field.hpp>
 #include <boost/beast/http/status.hpp>
 #include <boost/beast/http/verb.hpp>
+#include <cctype>
 #include <charconv>
 #include <exception>
 #include <optional>
+#include <variant>
 
 #include "metrics/exposition.hpp"
 #include "report/row_json.hpp"
@@ -24,6 +26,8 @@ namespace {
 namespace http = boost::beast::http;
 
 constexpr std::size_t kDefaultProbeLimit = 100;
+// The most /api/v1/probes builds in one answer (see probes()).
+constexpr std::size_t kProbesBodyBytes = std::size_t{4} << 20;
 constexpr const char* kText = "text/plain; charset=utf-8";
 constexpr const char* kJson = "application/json";
 
@@ -112,9 +116,8 @@ Outcome probe_by_id(const std::string& id, const report::RowStore& rows) {
   return o;
 }
 
-Outcome probes(std::string_view query, const report::RowStore& rows) {
-  if (auto id = query_param(query, "id")) return probe_by_id(*id, rows);
-  const std::size_t capacity = rows.capacity();
+// ?limit= as given (at most the ring's capacity), or the error to answer.
+std::variant<std::size_t, Outcome> probe_limit(std::string_view query, std::size_t capacity) {
   std::size_t limit = std::min(kDefaultProbeLimit, capacity);
   if (auto l = query_param(query, "limit")) {
     std::uint64_t n = 0;
@@ -128,18 +131,69 @@ Outcome probes(std::string_view query, const report::RowStore& rows) {
     }
     limit = static_cast<std::size_t>(std::min<std::uint64_t>(n, capacity));
   }
+  return limit;
+}
+
+// Everything but RFC 3986 unreserved characters percent-encoded.
+std::string query_encode(std::string_view value) {
+  std::string out;
+  for (const char c : value) {
+    const auto u = static_cast<unsigned char>(c);
+    if (std::isalnum(u) || c == '-' || c == '.' || c == '_' || c == '~') {
+      out += c;
+    } else {
+      constexpr const char* kHex = "0123456789ABCDEF";
+      out += '%';
+      out += kHex[u >> 4];
+      out += kHex[u & 15];
+    }
+  }
+  return out;
+}
+
+// Newest first, `limit` rows at most, in a body of at most kProbesBodyBytes
+// (and always the first row): past it the list ends with "truncated": true
+// and "next", the URL of the rest, so `?limit=1000` of rows with 100,000
+// gaps each never builds a body of hundreds of MB. `older_than` (an id)
+// continues such a list.
+Outcome probes(std::string_view query, const report::RowStore& rows, std::string_view prefix) {
+  if (auto id = query_param(query, "id")) return probe_by_id(*id, rows);
+  auto limit_or_error = probe_limit(query, rows.capacity());
+  if (auto* error = std::get_if<Outcome>(&limit_or_error)) return std::move(*error);
+  const std::size_t limit = std::get<std::size_t>(limit_or_error);
   const std::string target = query_param(query, "target").value_or("");
+  const std::string older_than = query_param(query, "older_than").value_or("");
   Outcome o;
   o.content_type = kJson;
   o.compressible = true;
   o.body = "{\"probes\":[";
-  bool first = true;
-  for (const auto& r : rows.latest(target, limit)) {
-    if (!first) o.body += ',';
-    first = false;
-    o.body += report::to_row_json(r);
+  std::size_t listed = 0;
+  std::string last_id;
+  bool truncated = false;
+  const bool found = rows.visit_latest(target, limit, older_than, [&](const probe::ProbeResult& r) {
+    std::string row = report::to_row_json(r);
+    if (listed > 0 && o.body.size() + row.size() + 1 > kProbesBodyBytes) {
+      truncated = true;
+      return false;
+    }
+    if (listed++ > 0) o.body += ',';
+    o.body += row;
+    last_id = r.id;
+    return true;
+  });
+  if (!found)
+    return json_error(http::status::not_found,
+                      "no kept probe has id \"" + older_than + "\" (older_than)");
+  o.body += ']';
+  if (truncated) {
+    std::string next = std::string(prefix) +
+                       "/api/v1/probes?limit=" + std::to_string(limit - listed) +
+                       "&older_than=" + query_encode(last_id);
+    if (!target.empty()) next += "&target=" + query_encode(target);
+    o.body += ",\"truncated\":true,\"next\":";
+    json::append_quoted(o.body, next);
   }
-  o.body += "]}";
+  o.body += '}';
   return o;
 }
 
@@ -197,7 +251,9 @@ Outcome config_dump(Parts, const RouteContext& ctx) {
   return text(http::status::ok, ctx.hooks.config_dump());
 }
 
-Outcome probes_page(Parts parts, const RouteContext& ctx) { return probes(parts.query, ctx.rows); }
+Outcome probes_page(Parts parts, const RouteContext& ctx) {
+  return probes(parts.query, ctx.rows, ctx.routing.route_prefix);
+}
 
 // GET probe?id=: one probe's page (its gap timeline), linked from the
 // landing page.

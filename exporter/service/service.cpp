@@ -141,6 +141,14 @@ server::Limits limits_of(const config::Web& web) {
   return limits;
 }
 
+// At start and on every reload the rows path must take rows (a FIFO or a
+// read-only file is a config error at rows.path, never a hang or a lost row).
+config::LoadOptions load_options() {
+  config::LoadOptions load;
+  load.check_rows_path = true;
+  return load;
+}
+
 }  // namespace
 
 struct Service::Impl {
@@ -310,7 +318,7 @@ struct Service::Impl {
     std::lock_guard one_at_a_time(reload_mutex);
     std::shared_ptr<const config::Config> next;
     try {
-      next = std::make_shared<const config::Config>(config::load_file(path));
+      next = std::make_shared<const config::Config>(config::load_file(path, load_options()));
       switch_parts(*snapshot(), *next);
     } catch (const std::exception& e) {
       return refuse(e.what());
@@ -434,7 +442,8 @@ struct Service::Impl {
 
 Service::Service(std::string config_path, const Identity& identity, std::uint64_t seed,
                  HttpOptions http, ProbeOptions probe) {
-  auto initial = std::make_shared<const config::Config>(config::load_file(config_path));
+  auto initial =
+      std::make_shared<const config::Config>(config::load_file(config_path, load_options()));
   impl_ = std::make_unique<Impl>(std::move(config_path), std::move(initial), identity, seed,
                                  std::move(http), probe);
 }

@@ -50,14 +50,6 @@ FileRead from_errno(int err) {
                 err);
 }
 
-std::string_view kind_of(mode_t mode) {
-  if (S_ISFIFO(mode)) return "FIFO";
-  if (S_ISCHR(mode)) return "character device";
-  if (S_ISBLK(mode)) return "block device";
-  if (S_ISSOCK(mode)) return "socket";
-  return "special file";
-}
-
 FileRead too_large(std::uint64_t size, std::uint64_t max_bytes, std::string_view what) {
   std::string shown = format_byte_size(size);
   // "1.0 MiB, over the 1 MiB limit" would read as no excess at all.
@@ -72,7 +64,7 @@ std::optional<FileRead> refuse(const struct stat& st, std::uint64_t max_bytes,
   if (S_ISDIR(st.st_mode)) return failed(FileProblem::directory, "is a directory");
   if (!S_ISREG(st.st_mode)) {
     return failed(FileProblem::not_regular,
-                  fmt::format("is not a regular file ({})", kind_of(st.st_mode)));
+                  fmt::format("is not a regular file ({})", file_kind(st.st_mode)));
   }
   const auto size = static_cast<std::uint64_t>(st.st_size);
   if (size > max_bytes) return too_large(size, max_bytes, what);
@@ -126,6 +118,14 @@ FileRead read_bounded_file(const std::string& path, std::uint64_t max_bytes, std
   if (::fstat(fd.get(), &st) != 0) return from_errno(errno);
   if (auto refused = refuse(st, max_bytes, what)) return *refused;
   return read_capped(fd.get(), static_cast<std::uint64_t>(st.st_size), max_bytes, what);
+}
+
+std::string_view file_kind(unsigned mode) {
+  if (S_ISFIFO(mode)) return "FIFO";
+  if (S_ISCHR(mode)) return "character device";
+  if (S_ISBLK(mode)) return "block device";
+  if (S_ISSOCK(mode)) return "socket";
+  return "special file";
 }
 
 std::string format_byte_size(std::uint64_t bytes) {

@@ -49,6 +49,10 @@ FileRead read_bounded_file(const std::string& path, std::uint64_t max_bytes, std
 FileRead read_bounded_file(const std::string& path, std::uint64_t max_bytes, std::string_view what,
                            const std::function<void()>& between_check_and_open);
 
+// What kind of special file a stat() mode is: "FIFO", "character device",
+// "block device", "socket", "special file" (for "is not a regular file (FIFO)").
+std::string_view file_kind(unsigned mode);
+
 // A size as a person reads it: "812 bytes", "1 byte", "64.0 KiB", "2.0 MiB".
 std::string format_byte_size(std::uint64_t bytes);
 // A limit exactly: "1 MiB", "64 KiB", "1 GiB", "1000 bytes".

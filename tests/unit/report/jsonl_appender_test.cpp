@@ -99,19 +99,33 @@ TEST(JsonlAppender, RowsWriterThrowsOnEveryFailedRowAndGoesOn) {
   EXPECT_EQ(w.rows_written(), 0u);
 }
 
+// A file size limit already reached makes every row's write fail (as a
+// full disk would: serve's rows file must be a regular file, so /dev/full
+// is not one to use here).
 TEST(JsonlAppender, RowStoreSinkHearsEveryFailedRow) {
   config::Rows settings;
-  settings.path = "/dev/full";
+  settings.path = temp_path("sink.jsonl");
+  std::filesystem::remove(settings.path);
   RowStore store(4, settings);
   std::vector<std::string> heard;
   store.on_write_error([&](const std::string& m) { heard.push_back(m); });
+  rlimit old{};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &old), 0);
+  auto* previous = std::signal(SIGXFSZ, SIG_IGN);
+  rlimit none = old;
+  none.rlim_cur = 0;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &none), 0);
   store.add(testing::planted(0.1, {0.02}));
   store.add(testing::planted(0.1, {0.02}));
+  ::setrlimit(RLIMIT_FSIZE, &old);
+  std::signal(SIGXFSZ, previous);
   ASSERT_EQ(heard.size(), 2u);
-  EXPECT_EQ(heard[0], "rows file /dev/full: write failed: No space left on device");
+  EXPECT_EQ(heard[0], "rows file " + settings.path + ": write failed: File too large");
   EXPECT_EQ(store.write_errors(), 2u);
   EXPECT_EQ(store.last_write_error(), heard[1]);
   EXPECT_EQ(store.size(), 2u);  // the ring still has them
+  EXPECT_EQ(std::filesystem::file_size(settings.path), 0u);
+  std::filesystem::remove(settings.path);
 }
 
 }  // namespace
