@@ -61,14 +61,36 @@ struct RowStore::Impl {
   std::deque<Kept> ring;  // oldest at the front
   std::size_t capacity = 1;
   std::uint64_t memory = config::Rows{}.memory;
-  std::uint64_t ring_bytes = 0;  // sum of the kept rows' bytes
-  std::map<std::string, Row> last;
+  std::uint64_t ring_bytes = 0;  // sum of the ring's rows' bytes
+  // Each target's newest row, also when it has left the ring (its bytes are
+  // then in outside_bytes: memory bounds them too).
+  struct Last {
+    Row row;
+    std::size_t bytes = 0;
+    bool outside = false;  // no longer in the ring
+  };
+  std::map<std::string, Last> last;
+  std::uint64_t outside_bytes = 0;
 
-  // Oldest first, until both bounds hold; the newest row always stays.
+  // The row a target just added is its newest. Caller holds ring_mutex.
+  void set_last(const Row& row, std::size_t bytes) {
+    Last& entry = last[row->target];
+    if (entry.outside) outside_bytes -= entry.bytes;
+    entry = {row, bytes, false};
+  }
+
+  // Oldest first, until both bounds hold; the newest row always stays. A
+  // row that is still its target's newest stays held (outside the ring).
   // Caller holds ring_mutex.
   void evict() {
-    while (ring.size() > 1 && (ring.size() > capacity || ring_bytes > memory)) {
-      ring_bytes -= ring.front().bytes;
+    while (ring.size() > 1 && (ring.size() > capacity || ring_bytes + outside_bytes > memory)) {
+      const Kept& oldest = ring.front();
+      ring_bytes -= oldest.bytes;
+      if (auto it = last.find(oldest.row->target);
+          it != last.end() && it->second.row == oldest.row) {
+        it->second.outside = true;
+        outside_bytes += oldest.bytes;
+      }
       ring.pop_front();
     }
   }
@@ -177,8 +199,8 @@ struct RowStore::Impl {
     const auto newest =
         std::find_if(ring.rbegin(), ring.rend(), [&](const Kept& k) { return k.row->id == id; });
     if (newest != ring.rend()) return newest->row;
-    for (const auto& [target, row] : last)
-      if (row->id == id) return row;
+    for (const auto& [target, entry] : last)
+      if (entry.row->id == id) return entry.row;
     return nullptr;
   }
 
@@ -232,8 +254,8 @@ void RowStore::add(const probe::ProbeResult& result) {
     std::lock_guard lock(impl_->ring_mutex);
     impl_->ring.push_back({row, bytes});
     impl_->ring_bytes += bytes;
+    impl_->set_last(row, bytes);
     impl_->evict();
-    impl_->last[row->target] = row;
   }
   bool to_file;
   {
@@ -283,7 +305,7 @@ std::map<std::string, probe::ProbeResult> RowStore::last_by_target() const {
   std::map<std::string, Row> picked;
   {
     std::lock_guard lock(impl_->ring_mutex);
-    picked = impl_->last;
+    for (const auto& [name, entry] : impl_->last) picked.emplace(name, entry.row);
   }
   std::map<std::string, probe::ProbeResult> out;
   for (const auto& [name, r] : picked) out.emplace(name, *r);
@@ -334,7 +356,7 @@ std::size_t RowStore::size() const {
 
 std::uint64_t RowStore::memory_bytes() const {
   std::lock_guard lock(impl_->ring_mutex);
-  return impl_->ring_bytes;
+  return impl_->ring_bytes + impl_->outside_bytes;
 }
 
 std::uint64_t RowStore::memory_limit() const {

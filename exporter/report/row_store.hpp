@@ -28,8 +28,10 @@ class RowStore {
   // Opens (appending to) `file_settings.path` when it is not empty; throws
   // std::runtime_error naming the path when it cannot, or when it is not a
   // regular file (a FIFO is refused, never waited on). At most
-  // `ring_capacity` rows of at most `file_settings.memory` bytes in all are
-  // kept in memory, the oldest leaving first; the newest row always stays.
+  // `ring_capacity` rows are kept in the ring, and at most
+  // `file_settings.memory` bytes of rows in all (the ring's and each
+  // target's newest row, kept for the landing page after it left the
+  // ring), the oldest leaving first; the newest row always stays.
   RowStore(std::size_t ring_capacity, config::Rows file_settings);
   ~RowStore();
   RowStore(const RowStore&) = delete;
@@ -77,7 +79,8 @@ class RowStore {
 
   std::size_t capacity() const;
   std::size_t size() const;
-  // What the ring holds by row_memory_bytes(), and its bound (rows.memory).
+  // What the kept rows take by row_memory_bytes() (the ring's, and each
+  // target's newest that has left it), and its bound (rows.memory).
   std::uint64_t memory_bytes() const;
   std::uint64_t memory_limit() const;
   std::uint64_t write_errors() const;

@@ -67,6 +67,31 @@ TEST(RowStoreMemory, ShrinkingTheBoundOnReloadEvictsTheOldest) {
   EXPECT_EQ(store.memory_limit(), 2ull << 20);
 }
 
+// Each target's newest row outlives the ring (for the landing page): its
+// bytes count against the same bound, so many targets' long answers cannot
+// pile up beside the ring.
+TEST(RowStoreMemory, TheNewestRowOfATargetCountsAfterItLeftTheRing) {
+  constexpr std::uint64_t kBound = 2ull << 20;
+  RowStore store(1000, memory(kBound));
+  const std::size_t one = row_memory_bytes(long_answer(0, 50'000));
+  auto big = long_answer(0, 50'000);
+  big.target = "quiet";
+  store.add(big);
+  for (int i = 1; i <= 20; ++i) {
+    store.add(long_answer(i, 50'000));
+    ASSERT_LE(store.memory_bytes(), kBound) << "after row " << i;
+  }
+  EXPECT_EQ(store.size(), kBound / one - 1);  // one row's room is the quiet target's
+  EXPECT_EQ(store.memory_bytes(), (store.size() + 1) * one);
+  EXPECT_EQ(store.last_by_target().at("quiet").id, "probe-0");
+  // Its next row replaces it: the bytes are counted once.
+  auto again = long_answer(21, 50'000);
+  again.target = "quiet";
+  store.add(again);
+  EXPECT_LE(store.memory_bytes(), kBound);
+  EXPECT_EQ(store.memory_bytes(), store.size() * one);  // both targets' newest are in the ring
+}
+
 TEST(RowStoreMemory, ARowLargerThanTheBoundStaysAlone) {
   RowStore store(1000, memory(1ull << 20));
   store.add(long_answer(1, 10));
