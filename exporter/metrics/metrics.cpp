@@ -158,6 +158,10 @@ struct Metrics::Impl {
     t.prompts.clear();
     if (t.stall_threshold) families.gauge(F::stall_threshold).Remove(t.stall_threshold);
     t.stall_threshold = nullptr;
+    for (std::size_t i = 0; i < t.alert.size(); ++i) {
+      if (t.alert[i]) families.gauge(kAlertRows[i]).Remove(t.alert[i]);
+      t.alert[i] = nullptr;
+    }
     if (t.info) families.gauge(F::target_info).Remove(t.info);
     t.info = nullptr;
     if (t.backoffs) families.counter(F::backoffs).Remove(t.backoffs);
@@ -258,9 +262,20 @@ struct Metrics::Impl {
         t.stall_threshold =
             &families.gauge(F::stall_threshold).Add(merged({{"target", name}}, w.own_labels));
       t.stall_threshold->Set(w.stall_threshold);
+      set_alert_thresholds(t, name, w);
       if (!t.backoffs)
         t.backoffs = &families.counter(F::backoffs).Add(merged({{"target", name}}, w.own_labels));
       set_info(t, w.info);
+    }
+  }
+
+  // The llm_stream_alert_* gauges the rules compare with, refreshed like
+  // the stall threshold.
+  void set_alert_thresholds(TargetSeries& t, const std::string& name, const WantedTarget& w) {
+    for (std::size_t i = 0; i < t.alert.size(); ++i) {
+      if (!t.alert[i])
+        t.alert[i] = &families.gauge(kAlertRows[i]).Add(merged({{"target", name}}, w.own_labels));
+      t.alert[i]->Set(w.alert[i]);
     }
   }
 

@@ -29,6 +29,10 @@ using prometheus::Gauge;
 using prometheus::Histogram;
 using prometheus::Labels;
 
+// The rows of TargetSeries::alert and WantedTarget::alert.
+inline constexpr std::array<F, 3> kAlertRows = {F::alert_ttft, F::alert_worst_gap,
+                                                F::alert_stall_share};
+
 inline constexpr std::size_t kFinishOther = kFinishReasons.size() - 1;
 
 // The row of kFinishReasons a server's finish reason counts under.
@@ -88,6 +92,9 @@ struct TargetSeries {
   bool per_prompt = true;
   std::vector<std::string> prompt_names;  // configured prompts
   Gauge* stall_threshold = nullptr;
+  // The on-call thresholds (alert:), by row: alert_ttft, alert_worst_gap,
+  // alert_stall_share.
+  std::array<Gauge*, 3> alert{};
   Gauge* info = nullptr;  // llm_stream_target_info
   Counter* backoffs = nullptr;
   Labels info_labels;

@@ -62,9 +62,15 @@ WantedSeries wanted_series(const config::Config& config) {
                           {"model", t.model},
                           {"host", upstream_host(t.url)}},
                          own);
-    wanted.emplace(t.name, WantedTarget{t.model, own, config.metrics.per_prompt,
-                                        std::chrono::duration<double>(t.stall_threshold).count(),
-                                        t.prompts, std::move(info)});
+    using Seconds = std::chrono::duration<double>;
+    wanted.emplace(t.name, WantedTarget{t.model,
+                                        own,
+                                        config.metrics.per_prompt,
+                                        Seconds(t.stall_threshold).count(),
+                                        {Seconds(t.alert.ttft).count(),
+                                         Seconds(t.alert.worst_gap).count(), t.alert.stall_share},
+                                        t.prompts,
+                                        std::move(info)});
   }
   return wanted;
 }

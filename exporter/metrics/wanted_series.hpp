@@ -42,6 +42,7 @@ struct WantedTarget {
   Labels own_labels;  // the target's `labels:`
   bool per_prompt = true;
   double stall_threshold = 0;
+  std::array<double, 3> alert{};  // ttft, worst_gap (seconds), stall_share
   std::vector<std::string> prompts;
   Labels info;  // target, api, model, host and the target's labels
 };
