@@ -424,6 +424,30 @@ class RuleMutations(unittest.TestCase):
             code, out = run(["promtool", "test", "rules", str(self.tmp / "rules_test.yaml")])
             self.assertEqual(code, 0, out)
 
+    def test_promtool_catches_a_page_per_prompt(self):
+        # Kept per prompt, the page fires three times for the proxy of three prompts.
+        if not shutil.which("promtool"):
+            self.skipTest("promtool not installed")
+        text = (self.rules / "alerting_rules.yml").read_text()
+        start = text.index("      - alert: LLMStreamStalling")
+        end = text.index("      - alert: LLMStreamStallsFrequent")
+        page = text[start:end].replace("location, target)", "location, target, prompt)") \
+                              .replace("location, target, le)", "location, target, prompt, le)")
+        (self.rules / "alerting_rules.yml").write_text(text[:start] + page + text[end:])
+        code, out = run(["promtool", "test", "rules", str(self.tmp / "rules_test.yaml")])
+        self.assertNotEqual(code, 0)
+        self.assertIn('alertname="LLMStreamStalling", prompt="code"', out)
+
+    def test_promtool_catches_the_per_target_ttft_bar_ignored(self):
+        # A fixed 5 s bar pages the reasoning target (alert.ttft 10 s).
+        if not shutil.which("promtool"):
+            self.skipTest("promtool not installed")
+        self.edit("alerting_rules.yml", "max by (namespace, cluster, node, location, target) (llm_stream_alert_ttft_seconds)",
+                  "max by (namespace, cluster, node, location, target) (llm_stream_alert_ttft_seconds) * 0 + 5")
+        code, out = run(["promtool", "test", "rules", str(self.tmp / "rules_test.yaml")])
+        self.assertNotEqual(code, 0)
+        self.assertIn('target="reasoning"', out)
+
     def test_promtool_catches_a_threshold_change(self):
         if not shutil.which("promtool"):
             self.skipTest("promtool not installed")
@@ -503,7 +527,7 @@ class RuleMutations(unittest.TestCase):
         self.edit("alerting_rules.yml", 'rate(llm_stream_probes_total{result="failure"}[15m])',
                   'rate(llm_stream_probes_total{result="failure"}[20m])')
         code, out = self.lint()
-        self.assertIn("LLMStreamProbesFailing: window ['15m', '20m'] is not the ratio window [15m]", out)
+        self.assertIn("LLMStreamProbesFailing: window [20m] of llm_stream_probes_total is not the ratio window [15m]", out)
 
     def test_new_alert_without_test(self):
         test = self.tmp / "rules_test.yaml"
