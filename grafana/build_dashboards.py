@@ -696,11 +696,13 @@ def overview():
         unit="short", links=DRILL_LINK), 8, 8, no_value=NO_STALL)
     lay.add(timeseries(
         "Stalled-probe ratio",
-        "Share of probes with at least one stall, per target. Good: under a few percent; above "
-        "20 % (dashed line) the frequent-stalls alert fires and users regularly see answers "
-        "freeze mid-sentence. Click a series to drill down.",
+        "Share of probes with at least one stall, per target, at the resolution of the graph. "
+        "Good: under a few percent. Each target's own bar (alert.stall_share, 20 % unless set) "
+        "and the 15-minute share the alerts evaluate are in the first row (\"Share of probes "
+        "that stall, against its bar\"); above it users regularly see answers freeze "
+        "mid-sentence. Click a series to drill down.",
         targets((f'sum by (target) (rate(llm_stream_stalled_probes_total{{{SEL}}}[$__rate_interval])) / sum by (target) (rate(llm_stream_probes_total{{{SEL}}}[$__rate_interval]))', "{{target}}")),
-        unit="percentunit", thresholds_=thresholds((0.2, "orange")), links=DRILL_LINK), 8, 8,
+        unit="percentunit", links=DRILL_LINK), 8, 8,
         no_value=NO_STALL)
     lay.add(timeseries(
         "Failure ratio by reason",
@@ -783,7 +785,9 @@ def drilldown():
         "off (rate limits) or was down.",
         targets((f'sum(increase(llm_stream_probes_total{{{SEL}}}[$__range]))', "probes")),
         unit="short"), 4, 4)
-    lay.add(info_table("Targets", TARGETS_DESCRIPTION, TARGETS_EXPR, TARGET_COLUMNS), 12, 4,
+    lay.add(info_table("Targets", TARGETS_DESCRIPTION + " Click the target to open its row on "
+                       "the exporter's page (set the Exporter URL variable).",
+                       TARGETS_EXPR, TARGET_COLUMNS, links=LANDING_CELL_LINK), 12, 4,
             id_last=True)
     lay.add(state_timeline(
         "Diagnosis",
@@ -955,7 +959,7 @@ def drilldown():
             (f'sum by (prompt) (increase(llm_stream_warmup_probes_total{{{SEL}}}[$__rate_interval]))', "{{prompt}} warmup probes"),
         ), unit="short"), 8, 8)
 
-    variables = [datasource_var()] + scope_vars() + probe_vars(target_multi=False)
+    variables = [datasource_var()] + scope_vars() + probe_vars(target_multi=False) + [exporter_url_var()]
     links = [dashboard_link("Overview", OVERVIEW,
                             "Every target, with this dashboard's filters and time range")]
     return dashboard("llm-stream-target", "LLM stream / Target drill-down",
