@@ -100,8 +100,11 @@ def derive(groups, values, job_regex):
             if "alert" not in r:
                 continue
             if probes:
-                e = re.sub(r"\[(10m|15m)\]",
-                           lambda m: f"[{w['quantile'] if m.group(1) == '10m' else w['ratio']}]", r["expr"])
+                def windowed(text):
+                    return re.sub(r"\[(10m|15m)\]",
+                                  lambda m: f"[{w['quantile'] if m.group(1) == '10m' else w['ratio']}]", text)
+                e = windowed(r["expr"])
+                r["annotations"] = {k: windowed(v) for k, v in (r.get("annotations") or {}).items()}
                 if re.match(r"time\(\)\s*-", e.strip()):
                     m = re.search(r">\s*([0-9]+)\s*$", e.strip())
                     e = e.strip()[:m.start()] + f"> {scale(int(m.group(1)), w['interval'])}"
@@ -168,6 +171,9 @@ def check_windows(f, alerts, wq, wr, fors, age, ctx):
     for a in RATIO:
         got = re.findall(r"\[([^\]]+)\]", alerts[a]["expr"])
         f(got and set(got) == {wr}, f"{ctx}: {a} window [{wr}] (got {got})")
+    # The annotations' queries (LLMStreamStalling's shares and prompts) follow W_r.
+    got = set(re.findall(r"\[([0-9]+[smhd])\]", alerts["LLMStreamStalling"]["annotations"]["description"]))
+    f(got == {wr}, f"{ctx}: LLMStreamStalling description queries on [{wr}] (got {sorted(got)})")
     for a, want in fors.items():
         f(alerts[a].get("for") == want, f"{ctx}: {a} for {want} (got {alerts[a].get('for')})")
     for a, want in FIXED_FOR.items():
