@@ -366,6 +366,17 @@ def probe_vars(target_multi):
     ]
 
 
+def exporter_url_var():
+    return {"name": "exporter_url", "label": "Exporter URL", "type": "textbox",
+            "query": EXPORTER_URL_DEFAULT, "hide": 0,
+            "description": "Where your browser reaches the exporter's own pages (landing page, "
+                           "probe pages): the targets' links open there.",
+            "current": {"selected": False, "text": EXPORTER_URL_DEFAULT,
+                        "value": EXPORTER_URL_DEFAULT},
+            "options": [{"selected": True, "text": EXPORTER_URL_DEFAULT,
+                         "value": EXPORTER_URL_DEFAULT}]}
+
+
 def constant_var(name, label, value, description):
     return {"name": name, "label": label, "type": "constant", "query": value,
             "description": description, "hide": 2,
@@ -373,7 +384,44 @@ def constant_var(name, label, value, description):
             "options": [{"selected": True, "text": value, "value": value}]}
 
 
+# Which alerts a panel shows the value of: the panel links their runbook entries.
+PANEL_ALERTS = {
+    "Exporter scrape status": ("LLMStreamExporterDown", "LLMStreamExporterAbsent"),
+    "Config reload": ("LLMStreamConfigReloadFailed",),
+    "Time to first token p50 / p95": ("LLMStreamTTFTP95High",),
+    "Inter-chunk gap p95 vs alert threshold": ("LLMStreamGapP95High", "LLMStreamGapP95Critical"),
+    "Stalled-probe ratio": ("LLMStreamStalling", "LLMStreamStallsFrequent"),
+    "Share of probes that stall, against its bar": ("LLMStreamStalling", "LLMStreamStallsFrequent"),
+    "Typical worst gap, against its bar": ("LLMStreamStalling",),
+    "Chunks arriving held together": ("LLMStreamBuffered",),
+    "Failure ratio by reason": ("LLMStreamProbesFailing",),
+    "Age of last success": ("LLMStreamProbesMissing", "LLMStreamProbesStale"),
+}
+# Histograms whose buckets carry a probe_id exemplar (the probe behind the bucket).
+EXEMPLAR_HISTOGRAMS = ("llm_stream_time_to_first_token_seconds_bucket",
+                       "llm_stream_inter_chunk_gap_seconds_bucket",
+                       "llm_stream_probe_max_gap_seconds_bucket")
+
+
+def finish_panels(panels):
+    """Runbook links per alert; exemplars on every graph over an exemplar histogram."""
+    for p in panels:
+        if p.get("title") in PANEL_ALERTS and not p.get("links"):
+            p["links"] = runbook_links(*PANEL_ALERTS[p["title"]])
+        if p.get("type") != "timeseries":
+            continue
+        for t in p.get("targets", []):
+            if any(h in t["expr"] for h in EXEMPLAR_HISTOGRAMS):
+                t["exemplar"] = True
+    return panels
+
+
 def dashboard(uid, title, description, variables, panels, links):
+    panels = finish_panels(panels)
+    links = links + [{"title": "Runbook", "type": "link", "url": RUNBOOK, "icon": "doc",
+                      "keepTime": False, "includeVars": False, "asDropdown": False,
+                      "targetBlank": True, "tags": [],
+                      "tooltip": "What each alert means and what to do (one entry per alert)"}]
     return {
         "uid": uid, "title": title, "description": description,
         "tags": ["llm", "llm-stream-exporter", "streaming"],
@@ -407,6 +455,91 @@ DRILL_LINK = drill_link("${__field.labels.target}", "${__field.labels.target}")
 DRILL_ROW_LINK = drill_link("${__data.fields.target}", "${__data.fields.target}")
 # From a table cell of the target column.
 DRILL_CELL_LINK = drill_link("${__value.text}", "${__value.text}")
+
+
+# The exporter's own pages, from the `exporter_url` variable: a target's row on
+# the landing page, and one probe's page (what an exemplar's probe_id names).
+EXPORTER_URL_DEFAULT = "http://llm-stream-exporter:9687"
+LANDING_CELL_LINK = [{"title": "${__value.text} on the exporter's page", "targetBlank": True,
+                      "url": "${exporter_url}/#target-${__value.text}"}]
+RUNBOOK = "https://github.com/llm-stream-exporter/llm-stream-exporter/blob/main/docs/runbook.md"
+
+
+def runbook_links(*alerts):
+    """Panel links to the runbook entry of each alert the panel shows."""
+    return [{"title": f"Runbook: {a}", "targetBlank": True, "url": f"{RUNBOOK}#{a.lower()}"}
+            for a in alerts]
+
+
+# The alerts' own windows: a panel that shows what an alert evaluates uses its
+# fixed window, so the value does not change with the zoom level.
+RATIO_WINDOW = "15m"
+# Per target and location, every selected prompt together: what LLMStreamStalling reads.
+BY_TL = "target, location"
+STALL_SHARE = (f'sum by ({BY_TL}) (increase(llm_stream_stalled_probes_total{{{SEL}}}[{RATIO_WINDOW}])) '
+               f'/ sum by ({BY_TL}) (increase(llm_stream_probes_total{{{SEL}}}[{RATIO_WINDOW}]))')
+WORST_GAP = (f'histogram_quantile(0.5, sum by ({BY_TL}, le) '
+             f'(rate(llm_stream_probe_max_gap_seconds_bucket{{{SEL}}}[{RATIO_WINDOW}])))')
+STALL_SHARE_BAR = f'max by ({BY_TL}) (llm_stream_alert_stall_share{{{SEL_T}}})'
+WORST_GAP_BAR = f'max by ({BY_TL}) (llm_stream_alert_worst_gap_seconds{{{SEL_T}}})'
+TTFT_BAR = f'max by ({BY_TL}) (llm_stream_alert_ttft_seconds{{{SEL_T}}})'
+# Green below the bar, red at or above it: the bar itself comes from the
+# target's threshold gauge (the quotient's 1 is "at the bar", not a threshold).
+AT_THE_BAR = thresholds((1, "red"))
+
+
+def stalling_table():
+    cols = {"Value #A": ("probes that stall", "percentunit"),
+            "Value #B": ("its bar (alert.stall_share)", "percentunit"),
+            "Value #C": ("share ÷ bar", "none"),
+            "Value #D": ("typical worst gap", "s"),
+            "Value #E": ("its bar (alert.worst_gap)", "s"),
+            "Value #F": ("worst gap ÷ bar", "none")}
+    overrides = [{"matcher": {"id": "byName", "options": name},
+                  "properties": [{"id": "unit", "value": unit}, {"id": "decimals", "value": 2}]
+                  + ([{"id": "thresholds", "value": AT_THE_BAR},
+                      {"id": "custom.cellOptions", "value": {"type": "color-background"}}]
+                     if "÷" in name else [])}
+                 for name, unit in cols.values()]
+    overrides.append({"matcher": {"id": "byName", "options": "target"},
+                      "properties": [{"id": "links", "value": DRILL_CELL_LINK + LANDING_CELL_LINK}]})
+    exprs = [STALL_SHARE, STALL_SHARE_BAR,
+             f"({STALL_SHARE}) / on ({BY_TL}) group_left () ({STALL_SHARE_BAR})",
+             WORST_GAP, WORST_GAP_BAR,
+             f"({WORST_GAP}) / on ({BY_TL}) group_left () ({WORST_GAP_BAR})"]
+    return {
+        "type": "table", "title": "Streams stalling, where (last 15 minutes)",
+        "description": (
+            "Per target and prober location, every prompt together, over the last 15 minutes (the "
+            "window the stall alerts evaluate): the share of probes with at least one stall, and "
+            "the typical probe's largest pause (the median over probes of each stream's worst "
+            "gap), each next to the target's own bar from the exporter's configuration (alert: "
+            "stall_share and worst_gap). A red \"÷ bar\" cell is at or above the bar: the "
+            "stalling page fires after 15 minutes of it. Good: every cell green. Click a target "
+            "to drill down, or to open its row on the exporter's page (set the Exporter URL "
+            "variable)."),
+        "targets": [target(e, "", ref=chr(ord("A") + i), fmt="table", instant=True)
+                    for i, e in enumerate(exprs)],
+        "fieldConfig": {"defaults": {"unit": "s",
+                                     "custom": {"align": "auto", "cellOptions": {"type": "auto"}}},
+                        "overrides": overrides},
+        "options": {"showHeader": True, "cellHeight": "sm",
+                    "sortBy": [{"displayName": "share ÷ bar", "desc": True}]},
+        "transformations": [
+            {"id": "merge", "options": {}},
+            {"id": "organize", "options": {
+                "excludeByName": {"Time": True},
+                "indexByName": {"target": 0, "location": 1,
+                                **{k: i + 2 for i, k in enumerate(cols)}},
+                "renameByName": {k: v[0] for k, v in cols.items()}}}],
+        "links": runbook_links("LLMStreamStalling", "LLMStreamStallsFrequent"),
+    }
+
+
+def bar_lines(legend_regex):
+    """The threshold series (a target's bar) drawn dashed, without fill."""
+    return [{"matcher": {"id": "byRegexp", "options": legend_regex},
+             "properties": THRESHOLD_LINE}]
 
 
 def dashboard_link(title, url, tooltip):
@@ -443,8 +576,33 @@ def first_bucket_flag(value_expr, by, window):
 
 def overview():
     lay = Layout()
-    lay.row("Now")
+    lay.row("Are streams stalling, where")
     lay.add(exporter_status(), 4, 4, id_last=True, no_value=NO_EXPORTER)
+    lay.add(stalling_table(), 20, 7, id_last=True, no_value=NO_STALL)
+    lay.add(timeseries(
+        "Share of probes that stall, against its bar",
+        "Per target and location, every prompt together: the share of probes with at least one "
+        "stall over the last 15 minutes at each point in time (the stalling alerts' window, so "
+        "zooming does not change it), and dashed, each target's own bar (alert.stall_share). "
+        "Above its bar for 15 minutes the stalling page fires, after 5 the warning. Good: well "
+        "below. Click a series to drill down.",
+        targets((STALL_SHARE, "{{target}} {{location}}"),
+                (STALL_SHARE_BAR, "{{target}} {{location}} bar")),
+        unit="percentunit", overrides=bar_lines("/ bar$/"), links=DRILL_LINK), 12, 8,
+        id_last=True, no_value=NO_STALL)
+    lay.add(timeseries(
+        "Typical worst gap, against its bar",
+        "Per target and location: the median over the last 15 minutes' probes of each stream's "
+        "largest pause, and dashed, the target's own bar (alert.worst_gap). A reader of a typical "
+        "answer sees this freeze once. Above the bar for 15 minutes the stalling page fires. "
+        "The dots are exemplars: each names the probe behind a bucket; with the data source's "
+        "exemplar link set up (runbook), a click opens that probe's gap timeline on the exporter. "
+        "Click a series to drill down.",
+        targets((WORST_GAP, "{{target}} {{location}}"),
+                (WORST_GAP_BAR, "{{target}} {{location}} bar")),
+        overrides=bar_lines("/ bar$/"), links=DRILL_LINK), 12, 8, id_last=True,
+        no_value=NO_SUCCESS)
+    lay.row("Now")
     lay.add(stat(
         "Targets probed",
         "How many configured targets of this selection have probe series. It should equal the "
@@ -494,13 +652,15 @@ def overview():
         "Time to first token p50 / p95",
         "How long readers wait for the first words: probe start to the first content chunk, per "
         "target (selected prompts and locations together). Good: steady and well below the "
-        "5 s alert threshold. A rising p95 with a steady p50 means some requests queue at the "
+        "target's own bar (dashed: alert.ttft of the exporter's configuration, 5 s unless set; "
+        "a reasoning model may have a higher one). A rising p95 with a steady p50 means some requests queue at the "
         "provider; both rising means the model serving is slow or saturated (owner: provider or "
         "model-serving team). Click a series to drill down into the target.",
         targets(
             (f'histogram_quantile(0.50, sum by (target, le) (rate(llm_stream_time_to_first_token_seconds_bucket{{{SEL}}}[$__rate_interval])))', "{{target}} p50"),
             (f'histogram_quantile(0.95, sum by (target, le) (rate(llm_stream_time_to_first_token_seconds_bucket{{{SEL}}}[$__rate_interval])))', "{{target}} p95"),
-        ), links=DRILL_LINK), 12, 9, no_value=NO_SUCCESS)
+            (TTFT_BAR, "{{target}} {{location}} bar"),
+        ), overrides=bar_lines("/ bar$/"), links=DRILL_LINK), 12, 9, no_value=NO_SUCCESS)
     lay.add(timeseries(
         "Inter-chunk gap p95 vs alert threshold",
         "The 95th percentile of the pauses between streamed chunks over 10 minutes, per target "
@@ -536,11 +696,13 @@ def overview():
         unit="short", links=DRILL_LINK), 8, 8, no_value=NO_STALL)
     lay.add(timeseries(
         "Stalled-probe ratio",
-        "Share of probes with at least one stall, per target. Good: under a few percent; above "
-        "20 % (dashed line) the frequent-stalls alert fires and users regularly see answers "
-        "freeze mid-sentence. Click a series to drill down.",
+        "Share of probes with at least one stall, per target, at the resolution of the graph. "
+        "Good: under a few percent. Each target's own bar (alert.stall_share, 20 % unless set) "
+        "and the 15-minute share the alerts evaluate are in the first row (\"Share of probes "
+        "that stall, against its bar\"); above it users regularly see answers freeze "
+        "mid-sentence. Click a series to drill down.",
         targets((f'sum by (target) (rate(llm_stream_stalled_probes_total{{{SEL}}}[$__rate_interval])) / sum by (target) (rate(llm_stream_probes_total{{{SEL}}}[$__rate_interval]))', "{{target}}")),
-        unit="percentunit", thresholds_=thresholds((0.2, "orange")), links=DRILL_LINK), 8, 8,
+        unit="percentunit", links=DRILL_LINK), 8, 8,
         no_value=NO_STALL)
     lay.add(timeseries(
         "Failure ratio by reason",
@@ -590,6 +752,7 @@ def overview():
         links=DRILL_LINK), 12, 8)
 
     variables = [datasource_var()] + scope_vars() + probe_vars(target_multi=True) + [
+        exporter_url_var(),
         constant_var("gap_p95_warning", "Gap p95 warning threshold (s)", ALERT_WARNING,
                      "Threshold of LLMStreamGapP95High; the helm chart sets it from prometheusRule.alerts."),
         constant_var("gap_p95_critical", "Gap p95 critical threshold (s)", ALERT_CRITICAL,
@@ -622,7 +785,9 @@ def drilldown():
         "off (rate limits) or was down.",
         targets((f'sum(increase(llm_stream_probes_total{{{SEL}}}[$__range]))', "probes")),
         unit="short"), 4, 4)
-    lay.add(info_table("Targets", TARGETS_DESCRIPTION, TARGETS_EXPR, TARGET_COLUMNS), 12, 4,
+    lay.add(info_table("Targets", TARGETS_DESCRIPTION + " Click the target to open its row on "
+                       "the exporter's page (set the Exporter URL variable).",
+                       TARGETS_EXPR, TARGET_COLUMNS, links=LANDING_CELL_LINK), 12, 4,
             id_last=True)
     lay.add(state_timeline(
         "Diagnosis",
@@ -794,7 +959,7 @@ def drilldown():
             (f'sum by (prompt) (increase(llm_stream_warmup_probes_total{{{SEL}}}[$__rate_interval]))', "{{prompt}} warmup probes"),
         ), unit="short"), 8, 8)
 
-    variables = [datasource_var()] + scope_vars() + probe_vars(target_multi=False)
+    variables = [datasource_var()] + scope_vars() + probe_vars(target_multi=False) + [exporter_url_var()]
     links = [dashboard_link("Overview", OVERVIEW,
                             "Every target, with this dashboard's filters and time range")]
     return dashboard("llm-stream-target", "LLM stream / Target drill-down",

@@ -198,6 +198,21 @@ struct SourceLine {
   bool operator==(const SourceLine&) const { return true; }
 };
 
+// What the on-call alerts compare a target's streams with (`alert:`), exported
+// as the llm_stream_alert_* gauges that config/prometheus/alerting_rules.yml
+// reads, so a reasoning model can have its own TTFT bar. The defaults are the
+// rules' own fallbacks (docs/runbook.md).
+struct AlertThresholds {
+  Duration ttft = std::chrono::seconds(5);  // TTFT p95 above it: LLMStreamTTFTP95High
+  // The typical (median) probe's largest gap above it: LLMStreamStalling.
+  Duration worst_gap = std::chrono::seconds(1);
+  // Share of probes with at least one stall above it: LLMStreamStalling and
+  // LLMStreamStallsFrequent.
+  double stall_share = 0.2;
+
+  bool operator==(const AlertThresholds&) const = default;
+};
+
 // How requests look on the wire: our own plain headers, or a desktop
 // browser's fetch() (`client: browser`), which is what proxies that treat
 // browsers differently get to see.
@@ -212,6 +227,7 @@ struct Target {
   double jitter = 0.1;  // fraction of interval, uniformly +/- (0 disables)
   Timeouts timeout;
   Duration stall_threshold = std::chrono::milliseconds(250);
+  AlertThresholds alert;
   int warmup = 2;
   int max_tokens = 256;
   double temperature = 0;

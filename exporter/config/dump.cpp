@@ -169,6 +169,12 @@ void emit_request(YAML::Emitter& out, const Target& t) {
   emit_duration(out, "total", t.timeout.total);
   out << YAML::EndMap;
   emit_duration(out, "stall_threshold", t.stall_threshold);
+  out << YAML::Key << "alert" << YAML::Value << YAML::Flow << YAML::BeginMap;
+  emit_duration(out, "ttft", t.alert.ttft);
+  emit_duration(out, "worst_gap", t.alert.worst_gap);
+  out << YAML::Key << "stall_share" << YAML::Value;
+  emit_number(out, t.alert.stall_share);
+  out << YAML::EndMap;
   out << YAML::Key << "warmup" << YAML::Value << t.warmup;
   out << YAML::Key << "max_tokens" << YAML::Value << t.max_tokens;
   out << YAML::Key << "temperature" << YAML::Value;

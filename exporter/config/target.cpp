@@ -31,7 +31,7 @@ const std::vector<std::string_view> kSettingKeys = {
     "interval",   "jitter",        "timeout",         "stall_threshold",        "warmup",
     "max_tokens", "temperature",   "count",           "accept_encoding",        "client",
     "headers",    "include_usage", "max_event_bytes", "proxy_from_environment", "tls",
-    "labels"};
+    "labels",     "alert"};
 
 const std::vector<std::string_view> kTargetOnlyKeys = {"name", "url",     "api",       "model",
                                                        "auth", "prompts", "proxy_url", "body"};
@@ -111,6 +111,17 @@ void apply_timeout(const Reader& r, Target& t, const Item& item) {
   };
   check("first_token", t.timeout.first_token);
   check("idle", t.timeout.idle);
+}
+
+// The on-call thresholds merge field by field with those of `defaults:`,
+// like timeout.
+void apply_alert(const Reader& r, Target& t, const Item& item) {
+  Fields f(r, item, item.name, {"ttft", "worst_gap", "stall_share"}, item.name + ".");
+  for (const auto& e : f.entries()) {
+    if (e.key == "ttft") t.alert.ttft = positive_duration(r, e.value);
+    if (e.key == "worst_gap") t.alert.worst_gap = positive_duration(r, e.value);
+    if (e.key == "stall_share") t.alert.stall_share = number_in(r, e.value, 0, 1);
+  }
 }
 
 // A client certificate and its key are mounted secrets like the API key:
@@ -242,6 +253,8 @@ bool apply_setting(const Reader& r, Target& t, const std::string& key, const Ite
     apply_timeout(r, t, v);
   } else if (key == "stall_threshold") {
     t.stall_threshold = stall_threshold(r, v, ctx);
+  } else if (key == "alert") {
+    apply_alert(r, t, v);
   } else if (key == "warmup") {
     t.warmup = int_at_least(r, v, 0);
   } else if (key == "max_tokens") {

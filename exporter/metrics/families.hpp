@@ -48,6 +48,9 @@ enum class F : std::size_t {
   diagnosis,
   // per target
   stall_threshold,
+  alert_ttft,
+  alert_worst_gap,
+  alert_stall_share,
   target_info,
   backoffs,
   // the exporter itself: one series each, created at startup
@@ -232,6 +235,16 @@ inline constexpr FamilySpec kFamilies[] = {
      kShapeCount},
     {F::stall_threshold, Type::gauge, "llm_stream_stall_threshold_seconds",
      "Configured stall threshold of the target.", Scope::target},
+    {F::alert_ttft, Type::gauge, "llm_stream_alert_ttft_seconds",
+     "TTFT p95 above which LLMStreamTTFTP95High fires for the target (alert.ttft).", Scope::target},
+    {F::alert_worst_gap, Type::gauge, "llm_stream_alert_worst_gap_seconds",
+     "Largest gap of the typical (median) probe above which LLMStreamStalling fires for the "
+     "target (alert.worst_gap).",
+     Scope::target},
+    {F::alert_stall_share, Type::gauge, "llm_stream_alert_stall_share",
+     "Share of probes with at least one stall above which LLMStreamStalling fires for the target "
+     "(alert.stall_share).",
+     Scope::target},
     {F::target_info,
      Type::gauge,
      "llm_stream_target_info",

@@ -30,262 +30,16 @@
 #include <variant>
 #include <vector>
 
-#include "api/adapter.hpp"
 #include "metrics/exemplars.hpp"
 #include "metrics/families.hpp"
+#include "metrics/family_set.hpp"
 #include "metrics/serializer.hpp"
-#include "net/url.hpp"
+#include "metrics/series.hpp"
+#include "metrics/wanted_series.hpp"
 #include "util/text.hpp"
 #include "util/wall_clock.hpp"
 
 namespace lse::metrics {
-namespace {
-
-using prometheus::Counter;
-using prometheus::Family;
-using prometheus::Gauge;
-using prometheus::Histogram;
-using prometheus::Labels;
-
-constexpr std::size_t kFinishOther = kFinishReasons.size() - 1;
-
-// Dialects name the same outcome differently (Anthropic "end_turn"/"max_tokens",
-// Responses "max_output_tokens", Gemini "MAX_TOKENS"/"SAFETY"); the label uses
-// the OpenAI names so one dashboard panel covers every target. Rows keep the
-// server's own word.
-std::size_t finish_reason_index(std::string_view reason) {
-  const std::string r = text::to_lower(reason);
-  static constexpr std::pair<std::string_view, std::string_view> kAliases[] = {
-      {"end_turn", "stop"},          {"stop_sequence", "stop"},       {"completed", "stop"},
-      {"max_tokens", "length"},      {"max_output_tokens", "length"}, {"safety", "content_filter"},
-      {"refusal", "content_filter"}, {"tool_use", "tool_calls"},
-  };
-  std::string_view name = r;
-  for (const auto& [alias, canonical] : kAliases)
-    if (alias == name) name = canonical;
-  for (std::size_t i = 0; i < kFinishReasons.size(); ++i)
-    if (kFinishReasons[i] == name) return i;
-  return kFinishOther;
-}
-
-// DESIGN §7 shapes; the label value is report::to_string(shape).
-static_assert(kShapeCount == report::kAllShapes.size());
-
-std::size_t shape_index(report::Shape shape) {
-  for (std::size_t i = 0; i < kShapeCount; ++i)
-    if (report::kAllShapes[i] == shape) return i;
-  throw std::logic_error("unknown diagnosis shape");
-}
-
-constexpr std::size_t index_of(F f) { return static_cast<std::size_t>(f); }
-
-// The bounds of each histogram family (by row) under a config; nullopt: the
-// family has no series (phases: off). A reload that changes one histogram's
-// bounds recreates only that histogram.
-using HistogramBounds = std::array<std::optional<std::vector<double>>, kHistogramCount>;
-
-HistogramBounds planned_bounds(const config::Config& config) {
-  HistogramBounds out;
-  for (std::size_t i = 0; i < kHistogramCount; ++i)
-    out[i] = config::histogram_bounds(config, kFamilies[i].buckets);
-  return out;
-}
-
-// Checked before anything is touched so a bad override leaves the old series
-// intact (prometheus-cpp would throw half-way through a rebuild otherwise).
-void validate_buckets(const config::Buckets& b) {
-  for (std::string_view key : config::Buckets::kKeys) {
-    const auto& v = *b.named(key);
-    const std::string where = "buckets." + std::string(key);
-    if (v.empty()) throw std::invalid_argument(where + ": must not be empty");
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      if (!std::isfinite(v[i])) throw std::invalid_argument(where + ": bounds must be finite");
-      if (i > 0 && !(v[i - 1] < v[i]))
-        throw std::invalid_argument(where + ": bounds must be strictly increasing");
-    }
-  }
-}
-
-// Every series of one series set. Pointers are owned by the families; a
-// histogram the config leaves out (phases: off) is nullptr.
-struct Series {
-  Labels labels;  // target, model, prompt (not with per_prompt: false), the target's labels
-  // Unix time the counters started from zero (OpenMetrics `_created`), and
-  // each histogram's (rebuilt when its buckets change).
-  double created = 0;
-  std::array<double, kHistogramCount> histogram_created{};
-  // The probe behind the latest observation of each bucket (OpenMetrics exemplars).
-  BucketExemplars ttft_exemplars, gap_exemplars, max_gap_exemplars;
-
-  Histogram* ttft = nullptr;
-  Histogram* gap = nullptr;
-  Histogram* gap_p95 = nullptr;
-  Histogram* max_gap = nullptr;
-  Histogram* tail = nullptr;
-  Histogram* duration = nullptr;
-  Histogram* tokens_per_second = nullptr;
-  std::array<Histogram*, probe::kAllPhases.size()> phase{};
-
-  Counter* success = nullptr;
-  Counter* failure = nullptr;
-  std::array<Counter*, probe::kAllFailureReasons.size()> failures{};
-  Counter* stalls = nullptr;
-  Counter* stall_seconds = nullptr;
-  Counter* stalled_probes = nullptr;
-  Counter* chunks = nullptr;
-  Counter* coalesced = nullptr;
-  Counter* output_tokens = nullptr;
-  Counter* input_tokens = nullptr;
-  Counter* warmup = nullptr;
-  // Created on first sight under the *shared* lock, hence atomic; Family::Add
-  // is itself thread-safe and returns the existing series for the same labels.
-  std::array<std::atomic<Counter*>, kFinishReasons.size()> finish{};
-
-  Gauge* last_success = nullptr;
-  Gauge* last_timestamp = nullptr;
-  std::array<Gauge*, kShapeCount> diagnosis{};
-  // The verdicts of each prompt whose window is diagnosed into this set
-  // (one, unless per_prompt: false); a shape's gauge is 1 when it holds for
-  // any of them. Written under the shared lock, hence the mutex.
-  std::mutex verdicts_mutex;
-  std::map<std::string, std::array<bool, kShapeCount>, std::less<>> verdicts;
-};
-
-struct TargetSeries {
-  std::string model;
-  Labels own_labels;  // the target's `labels:`
-  bool per_prompt = true;
-  std::vector<std::string> prompt_names;  // configured prompts
-  Gauge* stall_threshold = nullptr;
-  Gauge* info = nullptr;  // llm_stream_target_info
-  Counter* backoffs = nullptr;
-  Labels info_labels;
-  // By prompt name; with per_prompt: false one set under "".
-  std::map<std::string, std::unique_ptr<Series>, std::less<>> prompts;
-};
-
-Labels with(Labels labels, const char* key, std::string_view value) {
-  labels.emplace(key, std::string(value));
-  return labels;
-}
-
-Labels merged(Labels labels, const Labels& more) {
-  labels.insert(more.begin(), more.end());
-  return labels;
-}
-
-// What a config implies: target -> (model, labels, threshold, prompts). The
-// first definition of a duplicated name wins; config validation rejects
-// those anyway.
-struct WantedTarget {
-  std::string model;
-  Labels own_labels;  // the target's `labels:`
-  bool per_prompt = true;
-  double stall_threshold = 0;
-  std::vector<std::string> prompts;
-  Labels info;  // target, api, model, host and the target's labels
-};
-
-// The upstream host of a target URL ("api.openai.com", "127.0.0.1:8080"):
-// what a dashboard shows beside the target name.
-std::string upstream_host(const std::string& url) {
-  const auto u = net::parse_url(url);
-  if (!u) return "";
-  const bool default_port = u->port == (u->tls ? "443" : "80");
-  return default_port ? u->host : u->authority();
-}
-using WantedSeries = std::map<std::string, WantedTarget, std::less<>>;
-
-WantedSeries wanted_series(const config::Config& config) {
-  WantedSeries wanted;
-  for (const auto& t : config.targets) {
-    if (wanted.count(t.name)) continue;
-    const Labels own(t.labels.begin(), t.labels.end());
-    Labels info = merged({{"target", t.name},
-                          {"api", std::string(api::dialect_name(t.api))},
-                          {"model", t.model},
-                          {"host", upstream_host(t.url)}},
-                         own);
-    wanted.emplace(t.name, WantedTarget{t.model, own, config.metrics.per_prompt,
-                                        std::chrono::duration<double>(t.stall_threshold).count(),
-                                        t.prompts, std::move(info)});
-  }
-  return wanted;
-}
-
-// The row of a collected family, by name; nullopt for families not in the
-// table (process_*).
-std::optional<F> family_named(std::string_view name) {
-  for (const FamilySpec& spec : kFamilies)
-    if (name == spec.name) return spec.id;
-  return std::nullopt;
-}
-
-// The registered families of kFamilies; typed access by row.
-class FamilySet {
- public:
-  explicit FamilySet(prometheus::Registry& r) {
-    for (const FamilySpec& spec : kFamilies) {
-      switch (spec.type) {
-        case Type::histogram:
-          all_.emplace_back(
-              &prometheus::BuildHistogram().Name(spec.name).Help(spec.help).Register(r));
-          break;
-        case Type::counter:
-          all_.emplace_back(
-              &prometheus::BuildCounter().Name(spec.name).Help(spec.help).Register(r));
-          break;
-        case Type::gauge:
-          all_.emplace_back(&prometheus::BuildGauge().Name(spec.name).Help(spec.help).Register(r));
-          break;
-      }
-    }
-  }
-  // Each family, in the order Registry::Collect() gives them (its counters,
-  // then gauges, then histograms, each kind in registration order).
-  template <class Fn>
-  void each_in_registry_order(Fn&& fn) const {
-    for (const Type kind : {Type::counter, Type::gauge, Type::histogram})
-      for (std::size_t i = 0; i < all_.size(); ++i)
-        if (kFamilies[i].type == kind)
-          std::visit([&](const auto* family) { fn(*family); }, all_[i]);
-  }
-
-  Family<Histogram>& histogram(F f) const { return get<Histogram>(f); }
-  Family<Counter>& counter(F f) const { return get<Counter>(f); }
-  Family<Gauge>& gauge(F f) const { return get<Gauge>(f); }
-
- private:
-  template <class M>
-  Family<M>& get(F f) const {
-    return *std::get<Family<M>*>(all_[static_cast<std::size_t>(f)]);
-  }
-  std::vector<std::variant<Family<Histogram>*, Family<Counter>*, Family<Gauge>*>> all_;
-};
-
-// The exporter itself: one series each (reloads: one per result), created
-// at startup.
-struct ExporterSeries {
-  Gauge& reload_ok;
-  Gauge& reload_timestamp;
-  Counter& reloads_ok;
-  Counter& reloads_failed;
-  Counter& row_write_errors;
-  double created = wall_clock::unix_now();  // of the counters
-
-  ExporterSeries(const FamilySet& families, const BuildInfo& build)
-      : reload_ok(families.gauge(F::reload_ok).Add({})),
-        reload_timestamp(families.gauge(F::reload_timestamp).Add({})),
-        reloads_ok(families.counter(F::reloads).Add({{"result", "success"}})),
-        reloads_failed(families.counter(F::reloads).Add({{"result", "failure"}})),
-        row_write_errors(families.counter(F::row_write_errors).Add({})) {
-    families.gauge(F::build_info)
-        .Add({{"version", build.version}, {"revision", build.revision}})
-        .Set(1);
-  }
-};
-
-}  // namespace
 
 struct Metrics::Impl {
   std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
@@ -404,6 +158,10 @@ struct Metrics::Impl {
     t.prompts.clear();
     if (t.stall_threshold) families.gauge(F::stall_threshold).Remove(t.stall_threshold);
     t.stall_threshold = nullptr;
+    for (std::size_t i = 0; i < t.alert.size(); ++i) {
+      if (t.alert[i]) families.gauge(kAlertRows[i]).Remove(t.alert[i]);
+      t.alert[i] = nullptr;
+    }
     if (t.info) families.gauge(F::target_info).Remove(t.info);
     t.info = nullptr;
     if (t.backoffs) families.counter(F::backoffs).Remove(t.backoffs);
@@ -504,9 +262,20 @@ struct Metrics::Impl {
         t.stall_threshold =
             &families.gauge(F::stall_threshold).Add(merged({{"target", name}}, w.own_labels));
       t.stall_threshold->Set(w.stall_threshold);
+      set_alert_thresholds(t, name, w);
       if (!t.backoffs)
         t.backoffs = &families.counter(F::backoffs).Add(merged({{"target", name}}, w.own_labels));
       set_info(t, w.info);
+    }
+  }
+
+  // The llm_stream_alert_* gauges the rules compare with, refreshed like
+  // the stall threshold.
+  void set_alert_thresholds(TargetSeries& t, const std::string& name, const WantedTarget& w) {
+    for (std::size_t i = 0; i < t.alert.size(); ++i) {
+      if (!t.alert[i])
+        t.alert[i] = &families.gauge(kAlertRows[i]).Add(merged({{"target", name}}, w.own_labels));
+      t.alert[i]->Set(w.alert[i]);
     }
   }
 

@@ -31,7 +31,18 @@ Fails (exit 1) when:
   ../shared/DESIGN.md (when present) names a metric deploylib does not know;
 - the overview lacks the "Targets" table of llm_stream_target_info;
 - a rate()/increase() window is not $__rate_interval (or $__range), except inside a
-  recording rule's raw fallback, which repeats the rule's window;
+  recording rule's raw fallback, which repeats the rule's window, or an alert's own
+  fixed window ([10m], [15m]: the panel shows what the alert evaluates, whatever the zoom);
+- the overview's first row does not answer "are streams stalling, where": the share
+  of probes that stall and the typical worst gap per target and location, each
+  against the bar read from the target's threshold gauge (llm_stream_alert_*), not
+  from a constant;
+- a graph over a histogram whose buckets carry exemplars (TTFT, gaps, worst gap)
+  does not ask for them (`exemplar: true`);
+- the overview has no `exporter_url` variable, or no link opens a target's row on
+  the exporter's page through it;
+- an alert of config/prometheus/alerting_rules.yml has no runbook link from any
+  panel of the dashboards;
 - a panel showing seconds (a *_seconds quantile or recording rule) is not in unit "s";
 - the hidden threshold constants differ from the alert thresholds;
 - grafana/build_dashboards.py would write something else (stale JSON).
@@ -61,7 +72,14 @@ EXPORTER_LEVEL = {"llm_stream_exporter_build_info", "llm_stream_exporter_config_
                   "llm_stream_exporter_config_last_reload_success_timestamp_seconds",
                   "llm_stream_row_write_errors_total",
                   "llm_stream_exporter_config_reloads_total"} | PROMETHEUS_SERIES
-TARGET_LEVEL = {"llm_stream_stall_threshold_seconds", "llm_stream_target_info", "llm_stream_backoffs_total"}
+TARGET_LEVEL = {"llm_stream_stall_threshold_seconds", "llm_stream_target_info", "llm_stream_backoffs_total",
+                "llm_stream_alert_ttft_seconds", "llm_stream_alert_worst_gap_seconds",
+                "llm_stream_alert_stall_share"}
+# Fixed windows a panel may use: those of the alerts it shows.
+ALERT_WINDOWS = ("10m", "15m")
+EXEMPLAR_HISTOGRAMS = ("llm_stream_time_to_first_token_seconds_bucket",
+                       "llm_stream_inter_chunk_gap_seconds_bucket",
+                       "llm_stream_probe_max_gap_seconds_bucket")
 INTERNAL_REFS = [(re.compile(r"DESIGN"), "DESIGN"), (re.compile("§"), "§"),
                  (re.compile(r"\bissue\s*#?\d", re.I), "issue N")]
 MIN_DESCRIPTION = 40
@@ -305,7 +323,7 @@ def check_dashboard(path, dash, allowed, errors):
                 err(f"{where}: metric {name!r} is neither in DESIGN §3 nor a recording rule")
         rest = check_fallbacks(where, expr, rules, err)
         for m in re.finditer(r"\b(rate|increase|irate|delta)\s*\((.*?)\[([^\]]*)\]", rest):
-            if m.group(3) not in ("$__rate_interval", "$__range"):
+            if m.group(3) not in ("$__rate_interval", "$__range") + ALERT_WINDOWS:
                 err(f"{where}: {m.group(1)}() window [{m.group(3)}] is not $__rate_interval")
 
     # Links between the dashboards.
@@ -381,6 +399,69 @@ def check_targets_table(path, dash, errors):
             errors.append(f"{path.name}: \"Targets\" does not keep the label {label!r}")
 
 
+def first_row(dash):
+    """The panels of the first row (up to the second row panel), and its title."""
+    panels = sorted(dash.get("panels", []), key=lambda p: (p["gridPos"]["y"], p["gridPos"]["x"]))
+    rows = [p for p in panels if p.get("type") == "row"]
+    if not rows:
+        return "", panels
+    end = rows[1]["gridPos"]["y"] if len(rows) > 1 else 10 ** 6
+    return rows[0].get("title", ""), [p for p in panels if p.get("type") != "row"
+                                      and rows[0]["gridPos"]["y"] < p["gridPos"]["y"] < end]
+
+
+def check_stalling_row(path, dash, errors):
+    title, panels = first_row(dash)
+    exprs = " ".join(t.get("expr", "") for p in panels for t in p.get("targets", []))
+    if "stall" not in title.lower():
+        errors.append(f"{path.name}: the first row ({title!r}) does not answer whether streams stall")
+    for metric, what in (("llm_stream_stalled_probes_total", "the share of probes that stall"),
+                         ("llm_stream_probe_max_gap_seconds_bucket", "the typical worst gap"),
+                         ("llm_stream_alert_stall_share", "the stall-share bar from its gauge"),
+                         ("llm_stream_alert_worst_gap_seconds", "the worst-gap bar from its gauge")):
+        if metric not in exprs:
+            errors.append(f"{path.name}: the first row does not show {what} ({metric})")
+    if not re.search(r"\bby \(target, location", exprs):
+        errors.append(f"{path.name}: the first row is not per target and location")
+    # Colours at "1" are only allowed on a quotient by a threshold gauge.
+    for p in panels:
+        if "up" in lib.metric_names(" ".join(t.get("expr", "") for t in p.get("targets", []))):
+            continue  # the exporters' scrape state: down > 0 is red, no bar to read
+        for o in (p.get("fieldConfig", {}) or {}).get("overrides", []) or []:
+            if any(prop.get("id") == "thresholds" for prop in o.get("properties", [])):
+                col = o["matcher"]["options"]
+                if "÷" not in col:
+                    errors.append(f"{path.name}: {p['title']!r} colours {col!r} by a constant")
+    variables = {v["name"]: v for v in dash.get("templating", {}).get("list", [])}
+    if "exporter_url" not in variables:
+        errors.append(f"{path.name}: no exporter_url variable")
+    urls = [l.get("url", "") for p in lib.all_panels(dash) for l in panel_links(p)]
+    if not any(u.startswith("${exporter_url}/") and "${__value.text}" in u for u in urls):
+        errors.append(f"{path.name}: no link opens a target on the exporter's page (${{exporter_url}})")
+
+
+def check_exemplars(path, dash, errors):
+    for p in lib.all_panels(dash):
+        if p.get("type") != "timeseries":
+            continue
+        for t in p.get("targets", []) or []:
+            if any(h in t.get("expr", "") for h in EXEMPLAR_HISTOGRAMS) and t.get("exemplar") is not True:
+                errors.append(f"{path.name}: {p['title']!r} ref {t.get('refId')}: exemplars not enabled")
+
+
+def check_runbook_links(dashboards, errors):
+    linked = set()
+    for _, dash in dashboards:
+        for p in lib.all_panels(dash):
+            for l in panel_links(p):
+                m = re.search(r"docs/runbook\.md#([a-z0-9-]+)$", l.get("url", ""))
+                if m:
+                    linked.add(m.group(1))
+    for r in lib.rules():
+        if "alert" in r and r["alert"].lower() not in linked:
+            errors.append(f"no dashboard panel links the runbook entry of {r['alert']}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--design", default=str(lib.REPO.parent / "shared" / "DESIGN.md"),
@@ -404,7 +485,11 @@ def main():
         check_dashboard(path, dash, allowed, errors)
         if path.name == "llm-stream-overview.json":
             check_targets_table(path, dash, errors)
+            check_stalling_row(path, dash, errors)
+        check_exemplars(path, dash, errors)
         n_panels += len(lib.all_panels(dash))
+
+    check_runbook_links(dashboards, errors)
 
     gen = subprocess.run([sys.executable, str(lib.GRAFANA_DIR / "build_dashboards.py"), "--check"],
                          capture_output=True, text=True)

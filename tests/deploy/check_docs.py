@@ -9,6 +9,9 @@ Fails (exit 1) when:
   `promtool check config` (rule_files pointed at config/prometheus/*.yml;
   kubernetes_sd_configs replaced by a static target, as Debian's Prometheus
   has no Kubernetes discovery);
+- an Alertmanager configuration block (one with route or inhibit_rules) fails
+  `amtool check-config` (Debian: prometheus-alertmanager), or its inhibit
+  rules name an alert that config/prometheus/alerting_rules.yml does not have;
 - a relative link or #anchor of either document points nowhere;
 - a ```yaml block of README.md does not parse, or one with `targets:` fails
   `llm_stream_exporter check-config` (a `prompts:` section, `listen: 127.0.0.1:0`
@@ -163,6 +166,35 @@ def check_dialects(readme, design, binary, errors):
           f"DESIGN §9 rows for {len(rows)} ({binary})")
 
 
+def check_alertmanager(data):
+    """amtool check-config on the block; the alert names its matchers use exist."""
+    errs = []
+    if not shutil.which("amtool"):
+        return ["amtool not installed (Debian: prometheus-alertmanager)"]
+    with tempfile.TemporaryDirectory() as d:
+        p = pathlib.Path(d) / "alertmanager.yml"
+        p.write_text(yaml.safe_dump(data))
+        r = subprocess.run(["amtool", "check-config", str(p)], capture_output=True, text=True)
+        if r.returncode != 0:
+            errs.append("fails amtool check-config:\n" + r.stdout + r.stderr)
+    rules = yaml.safe_load((REPO / "config" / "prometheus" / "alerting_rules.yml").read_text())
+    alerts = {r["alert"] for g in rules["groups"] for r in g["rules"] if "alert" in r}
+    for rule in data.get("inhibit_rules") or []:
+        for m in rule.get("source_matchers", []) + rule.get("target_matchers", []):
+            k, _, v = re.match(r'(\w+)\s*(=~|=)\s*"(.*)"', m).groups()
+            if k != "alertname":
+                continue
+            named = {a for a in alerts if re.fullmatch(v, a)}
+            if not named:
+                errs.append(f"inhibit matcher {m} matches no alert")
+            group = re.fullmatch(r"(LLMStream)\((.*)\)", v)
+            words = [group.group(1) + w for w in group.group(2).split("|")] if group else v.split("|")
+            for word in words:
+                if word not in alerts:
+                    errs.append(f"inhibit matcher {m} names {word}, which is not an alert")
+    return errs
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--readme", default=str(REPO / "README.md"))
@@ -205,6 +237,8 @@ def main():
                     if r.returncode != 0:
                         errors.append(f"{doc}: Prometheus config block {i + 1} fails promtool check config:\n"
                                       + r.stdout + r.stderr)
+            if isinstance(data, dict) and ("route" in data or "inhibit_rules" in data):
+                errors.extend(f"{doc}: Alertmanager block {i + 1}: {e}" for e in check_alertmanager(data))
         for m in re.finditer(r"\]\(([^)\s]+)\)", text):
             link = m.group(1)
             if re.match(r"[a-z]+://", link):

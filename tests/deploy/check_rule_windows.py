@@ -100,8 +100,11 @@ def derive(groups, values, job_regex):
             if "alert" not in r:
                 continue
             if probes:
-                e = re.sub(r"\[(10m|15m)\]",
-                           lambda m: f"[{w['quantile'] if m.group(1) == '10m' else w['ratio']}]", r["expr"])
+                def windowed(text):
+                    return re.sub(r"\[(10m|15m)\]",
+                                  lambda m: f"[{w['quantile'] if m.group(1) == '10m' else w['ratio']}]", text)
+                e = windowed(r["expr"])
+                r["annotations"] = {k: windowed(v) for k, v in (r.get("annotations") or {}).items()}
                 if re.match(r"time\(\)\s*-", e.strip()):
                     m = re.search(r">\s*([0-9]+)\s*$", e.strip())
                     e = e.strip()[:m.start()] + f"> {scale(int(m.group(1)), w['interval'])}"
@@ -137,8 +140,9 @@ def alerts_of(docs):
 
 
 QUANTILE = ("LLMStreamGapP95High", "LLMStreamGapP95Critical", "LLMStreamTTFTP95High")
+# LLMStreamStalling: a ratio and the median of a one-per-probe histogram, both over W_r
 RATIO = ("LLMStreamStallsFrequent", "LLMStreamProbesFailing", "LLMStreamProbesMissing",
-         "LLMStreamBuffered")
+         "LLMStreamBuffered", "LLMStreamStalling")
 # I -> (W_q, W_r, {alert: for}, stale age threshold)
 EXPECTED = {
     "30s": ("10m", "15m", {"LLMStreamGapP95High": "15m", "LLMStreamGapP95Critical": "10m",
@@ -150,7 +154,8 @@ EXPECTED = {
     "2m": ("20m", "30m", {"LLMStreamGapP95High": "30m", "LLMStreamGapP95Critical": "20m",
                           "LLMStreamProbesMissing": "10m", "LLMStreamProbesStale": "10m"}, 1200),
     "5m": ("50m", "75m", {"LLMStreamGapP95High": "75m", "LLMStreamGapP95Critical": "50m",
-                          "LLMStreamTTFTP95High": "75m", "LLMStreamStallsFrequent": "75m",
+                          "LLMStreamTTFTP95High": "75m", "LLMStreamStallsFrequent": "25m",
+                          "LLMStreamStalling": "75m",
                           "LLMStreamBuffered": "75m",
                           "LLMStreamProbesFailing": "50m", "LLMStreamProbesMissing": "25m",
                           "LLMStreamProbesStale": "25m"}, 3000),
@@ -162,10 +167,13 @@ FIXED_FOR = {"LLMStreamExporterAbsent": "10m", "LLMStreamExporterDown": "5m",
 def check_windows(f, alerts, wq, wr, fors, age, ctx):
     for a in QUANTILE:
         got = re.findall(r"\[([^\]]+)\]", alerts[a]["expr"])
-        f(got == [wq], f"{ctx}: {a} window [{wq}] (got {got})")
+        f(got and set(got) == {wq}, f"{ctx}: {a} window [{wq}] (got {got})")
     for a in RATIO:
         got = re.findall(r"\[([^\]]+)\]", alerts[a]["expr"])
         f(got and set(got) == {wr}, f"{ctx}: {a} window [{wr}] (got {got})")
+    # The annotations' queries (LLMStreamStalling's shares and prompts) follow W_r.
+    got = set(re.findall(r"\[([0-9]+[smhd])\]", alerts["LLMStreamStalling"]["annotations"]["description"]))
+    f(got == {wr}, f"{ctx}: LLMStreamStalling description queries on [{wr}] (got {sorted(got)})")
     for a, want in fors.items():
         f(alerts[a].get("for") == want, f"{ctx}: {a} for {want} (got {alerts[a].get('for')})")
     for a, want in FIXED_FOR.items():
@@ -199,7 +207,8 @@ def check_static(f):
         if "alert" not in r or not r["_group"].endswith(".probes"):
             continue
         ranges = set(re.findall(r"\[([^\]]+)\]", r["expr"]))
-        if "histogram_quantile" in r["expr"]:
+        per_gap = re.search(r"\bllm_stream_(?!probe_)\w+_bucket\b", r["expr"])
+        if "histogram_quantile" in r["expr"] and per_gap:
             f(ranges == {"10m"}, f"static {r['alert']}: quantile alert on W_q [10m] (got {sorted(ranges)})")
         elif ranges:
             f(ranges == {"15m"}, f"static {r['alert']}: ratio alert on W_r [15m] (got {sorted(ranges)})")

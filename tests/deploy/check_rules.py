@@ -19,7 +19,9 @@ Fails (exit 1) when:
   description does not name the node and location ($labels.node/.location;
   an absent() alert at least the words);
 - a probe alert (group *.probes) uses a window other than the quantile window
-  [10m] (histogram_quantile) or the ratio window [15m] (the rest), the values of
+  [10m] (histogram_quantile of the per-gap and TTFT histograms) or the ratio
+  window [15m] (the rest, and quantiles of the one-per-probe histograms
+  llm_stream_probe_*, which count probes like the ratios), the values of
   the formula at the default interval (docs/runbook.md#alert-windows), or an
   exporter alert does not select the job with job=~"llm-stream-exporter";
 - tests/deploy/rules_test.yaml does not show every alert both firing and not
@@ -49,6 +51,7 @@ NODE_TESTS = ("LLMStreamGapP95High", "LLMStreamProbesFailing")
 REQUIRED_ALERTS = {
     "LLMStreamGapP95High": "warning",
     "LLMStreamGapP95Critical": "critical",
+    "LLMStreamStalling": "critical",
     "LLMStreamStallsFrequent": None,
     "LLMStreamBuffered": "warning",
     "LLMStreamTTFTP95High": None,
@@ -186,12 +189,14 @@ def main():
                     err(f"{name}: description does not mention node and location")
             elif not ("$labels.node" in desc and "$labels.location" in desc):
                 err(f"{name}: description does not name $labels.node and $labels.location")
-            ranges = set(re.findall(r"\[([^\]]+)\]", expr))
             if r["_group"].endswith(".probes"):
-                want = {"10m"} if "histogram_quantile" in expr else {"15m"}
-                if ranges and ranges != want:
-                    err(f"{name}: window {sorted(ranges)} is not the {'quantile' if want == {'10m'} else 'ratio'} "
-                        f"window [{min(want)}] of the default interval (docs/runbook.md#alert-windows)")
+                for metric, window in re.findall(r"\b([a-z_:]+)(?:\{[^}]*\})?\[([^\]]+)\]", expr):
+                    per_gap = metric.endswith("_bucket") and not metric.startswith("llm_stream_probe_")
+                    want = "10m" if per_gap and "histogram_quantile" in expr else "15m"
+                    if window != want:
+                        err(f"{name}: window [{window}] of {metric} is not the "
+                            f"{'quantile' if want == '10m' else 'ratio'} window [{want}] of the default "
+                            f"interval (docs/runbook.md#alert-windows)")
             elif re.search(r"\bup\b", expr) and DEFAULT_JOB not in expr:
                 err(f"{name}: does not select the exporter's job with {DEFAULT_JOB} (the chart fills it in)")
             m = re.search(r">\s*([-+0-9.eE]+)\s*$", expr.strip())

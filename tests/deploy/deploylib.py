@@ -49,6 +49,10 @@ GAUGES = {
     "llm_stream_last_probe_success",
     "llm_stream_last_probe_timestamp_seconds",
     "llm_stream_stall_threshold_seconds",
+    # config `alert:` of each target, read by the alerts on what readers feel
+    "llm_stream_alert_ttft_seconds",
+    "llm_stream_alert_worst_gap_seconds",
+    "llm_stream_alert_stall_share",
     "llm_stream_exporter_build_info",
     "llm_stream_exporter_config_last_reload_successful",
     "llm_stream_exporter_config_last_reload_success_timestamp_seconds",

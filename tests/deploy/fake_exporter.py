@@ -167,6 +167,10 @@ class Fake:
                 out += s.lines()
             for t, model in TARGETS.items():
                 out.append(f'llm_stream_stall_threshold_seconds{{target="{t}"}} 0.25')
+                # the built-in alert: thresholds the rules compare with
+                out.append(f'llm_stream_alert_ttft_seconds{{target="{t}"}} 5')
+                out.append(f'llm_stream_alert_worst_gap_seconds{{target="{t}"}} 1')
+                out.append(f'llm_stream_alert_stall_share{{target="{t}"}} 0.2')
                 out.append(f'llm_stream_backoffs_total{{target="{t}"}} 0')
                 api, host = TARGET_INFO[t]
                 out.append(f'llm_stream_target_info{{target="{t}",api="{api}",model="{model}",'

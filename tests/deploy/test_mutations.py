@@ -178,6 +178,55 @@ class DashboardMutations(unittest.TestCase):
     def test_original_is_clean(self):
         self.assertEqual(self.errors(lambda d: None), "")
 
+    # The "are streams stalling, where" row, exemplars, links to the exporter and runbook.
+    def errors_all(self, mutate):
+        """errors() plus the overview-only and cross-dashboard checks."""
+        path, dash = [(p, d) for p, d in lib.load_dashboards() if p.name == "llm-stream-overview.json"][0]
+        dash = json.loads(json.dumps(dash))
+        mutate(dash)
+        errors = []
+        check_dashboards.check_stalling_row(path, dash, errors)
+        check_dashboards.check_exemplars(path, dash, errors)
+        check_dashboards.check_runbook_links([(path, dash)] + [
+            (p, d) for p, d in lib.load_dashboards() if p.name != path.name], errors)
+        return "\n".join(errors)
+
+    def test_new_checks_clean(self):
+        self.assertEqual(self.errors_all(lambda d: None), "")
+
+    def test_exemplars_off(self):
+        def m(d):
+            for t in self.panel(d, "Typical worst gap, against its bar")["targets"]:
+                t.pop("exemplar", None)
+        self.assertIn("'Typical worst gap, against its bar' ref A: exemplars not enabled", self.errors_all(m))
+
+    def test_bar_from_a_constant(self):
+        def m(d):
+            for p in lib.all_panels(d):
+                for t in p.get("targets", []):
+                    t["expr"] = t["expr"].replace("llm_stream_alert_stall_share", "vector(0.2)")
+        self.assertIn("does not show the stall-share bar from its gauge", self.errors_all(m))
+
+    def test_cell_coloured_by_a_constant(self):
+        def m(d):
+            o = self.panel(d, "Streams stalling, where (last 15 minutes)")["fieldConfig"]["overrides"][0]
+            o["properties"].append({"id": "thresholds", "value": {"mode": "absolute", "steps": []}})
+        self.assertIn("colours 'probes that stall' by a constant", self.errors_all(m))
+
+    def test_first_row_not_about_stalls(self):
+        self.assertIn("does not answer whether streams stall", self.errors_all(
+            lambda d: [p for p in d["panels"] if p.get("type") == "row"][0].update(title="Now")))
+
+    def test_no_exporter_url(self):
+        def m(d):
+            d["templating"]["list"] = [v for v in d["templating"]["list"] if v["name"] != "exporter_url"]
+        self.assertIn("no exporter_url variable", self.errors_all(m))
+
+    def test_alert_without_runbook_link(self):
+        def m(d):
+            self.panel(d, "Chunks arriving held together")["links"] = []
+        self.assertIn("no dashboard panel links the runbook entry of LLMStreamBuffered", self.errors_all(m))
+
     def test_duplicate_panel_id(self):
         def m(d):
             d["panels"][2]["id"] = d["panels"][1]["id"]
@@ -424,6 +473,30 @@ class RuleMutations(unittest.TestCase):
             code, out = run(["promtool", "test", "rules", str(self.tmp / "rules_test.yaml")])
             self.assertEqual(code, 0, out)
 
+    def test_promtool_catches_a_page_per_prompt(self):
+        # Kept per prompt, the page fires three times for the proxy of three prompts.
+        if not shutil.which("promtool"):
+            self.skipTest("promtool not installed")
+        text = (self.rules / "alerting_rules.yml").read_text()
+        start = text.index("      - alert: LLMStreamStalling")
+        end = text.index("      - alert: LLMStreamStallsFrequent")
+        page = text[start:end].replace("location, target)", "location, target, prompt)") \
+                              .replace("location, target, le)", "location, target, prompt, le)")
+        (self.rules / "alerting_rules.yml").write_text(text[:start] + page + text[end:])
+        code, out = run(["promtool", "test", "rules", str(self.tmp / "rules_test.yaml")])
+        self.assertNotEqual(code, 0)
+        self.assertIn('alertname="LLMStreamStalling", prompt="code"', out)
+
+    def test_promtool_catches_the_per_target_ttft_bar_ignored(self):
+        # A fixed 5 s bar pages the reasoning target (alert.ttft 10 s).
+        if not shutil.which("promtool"):
+            self.skipTest("promtool not installed")
+        self.edit("alerting_rules.yml", "max by (namespace, cluster, node, location, target) (llm_stream_alert_ttft_seconds)",
+                  "max by (namespace, cluster, node, location, target) (llm_stream_alert_ttft_seconds) * 0 + 5")
+        code, out = run(["promtool", "test", "rules", str(self.tmp / "rules_test.yaml")])
+        self.assertNotEqual(code, 0)
+        self.assertIn('target="reasoning"', out)
+
     def test_promtool_catches_a_threshold_change(self):
         if not shutil.which("promtool"):
             self.skipTest("promtool not installed")
@@ -503,7 +576,7 @@ class RuleMutations(unittest.TestCase):
         self.edit("alerting_rules.yml", 'rate(llm_stream_probes_total{result="failure"}[15m])',
                   'rate(llm_stream_probes_total{result="failure"}[20m])')
         code, out = self.lint()
-        self.assertIn("LLMStreamProbesFailing: window ['15m', '20m'] is not the ratio window [15m]", out)
+        self.assertIn("LLMStreamProbesFailing: window [20m] of llm_stream_probes_total is not the ratio window [15m]", out)
 
     def test_new_alert_without_test(self):
         test = self.tmp / "rules_test.yaml"

@@ -567,7 +567,11 @@ def check_rules(f, by_kind, values, ctx):
             if o.get("enabled") is False:
                 continue
             if "threshold" in o:
-                r["expr"] = re.sub(r">\s*[-+0-9.eE]+\s*$", f"> {o['threshold']}", r["expr"].strip())
+                e = r["expr"].strip()
+                if re.search(r">\s*[-+0-9.eE]+\s*$", e):
+                    r["expr"] = re.sub(r">\s*[-+0-9.eE]+\s*$", f"> {o['threshold']}", e)
+                else:  # the default of a per-target threshold gauge
+                    r["expr"] = re.sub(r"\+\s*[-+0-9.eE]+\s*\)\s*$", f"+ {o['threshold']}\n)", e)
             if "for" in o:
                 r["for"] = o["for"]
             if "severity" in o:

@@ -5,6 +5,7 @@ probe_id that is the `id` of a row in /api/v1/probes. promtool 2.42 reads only
 the text format (an exemplar is a parse error to it), so it checks the text
 body, and Prometheus' own OpenMetrics parser checks the OpenMetrics one."""
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -13,7 +14,7 @@ import unittest
 import urllib.parse
 import urllib.request
 
-from harness import Exporter, Prometheus, TempDir, Upstream, http_get, render_config, wait_for
+from harness import ROOT, Exporter, Prometheus, TempDir, Upstream, http_get, render_config, wait_for
 
 # What Prometheus 2.42 sends when it scrapes.
 PROMETHEUS_ACCEPT = ('application/openmetrics-text;version=1.0.0,application/openmetrics-text;'
@@ -36,6 +37,14 @@ class ExemplarPrometheus(Prometheus):
         if status != 200 or data.get('status') != 'success':
             raise AssertionError(f'exemplar query failed: {query}: {body}')
         return data['data']
+
+
+def dashboard_target(name, title):
+    """Query A of the panel `title` of grafana/<name>."""
+    with open(os.path.join(ROOT, 'grafana', name)) as f:
+        dash = json.load(f)
+    panel = next(p for p in dash['panels'] if p.get('title') == title)
+    return panel['targets'][0]
 
 
 def promtool_check(text):
@@ -124,6 +133,20 @@ class Exemplars(unittest.TestCase):
                 gap = prom.exemplars('llm_stream_probe_max_gap_seconds_bucket{target="stally"}')
                 values = [float(e['value']) for s in gap for e in s['exemplars']]
                 self.assertTrue(values and all(v >= 0.29 for v in values), values)
+
+                # The overview's worst-gap panel asks for exemplars with its own
+                # query; each names a probe whose page the data source's exemplar
+                # link (docs/runbook.md: <exporter>/probe?id=${__value.raw}) opens.
+                panel = dashboard_target('llm-stream-overview.json', 'Typical worst gap, against its bar')
+                self.assertTrue(panel.get('exemplar'), panel)
+                expr = re.sub(r'\b(\w+)=~"\$\w+"', r'\1=~".*"', panel['expr'])
+                ids = {e['labels']['probe_id'] for s in prom.exemplars(expr) for e in s['exemplars']
+                       if s['seriesLabels'].get('target') == 'stally'}
+                self.assertTrue(ids, expr)
+                probe_id = sorted(ids)[0]
+                status, body = http_get(f'{ex.base}/probe?id={probe_id}')
+                self.assertEqual(status, 200, body[:300])
+                self.assertIn(probe_id, body if isinstance(body, str) else body.decode())
 
     def test_probes_by_id_returns_that_row(self):
         # /api/v1/probes?id= is served by RowStore::find (wired in server/routes.cpp).

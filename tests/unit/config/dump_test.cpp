@@ -35,6 +35,9 @@ TEST_F(Dump, IsYamlOfTheEffectiveConfig) {
   EXPECT_EQ(inherits["interval"].as<std::string>(), "1m30s");
   EXPECT_EQ(inherits["timeout"]["total"].as<std::string>(), "2m");
   EXPECT_EQ(inherits["stall_threshold"].as<std::string>(), "300ms");
+  EXPECT_EQ(inherits["alert"]["ttft"].as<std::string>(), "8s");
+  EXPECT_EQ(inherits["alert"]["worst_gap"].as<std::string>(), "1s");
+  EXPECT_DOUBLE_EQ(inherits["alert"]["stall_share"].as<double>(), 0.3);
   EXPECT_EQ(inherits["auth"]["value"].as<std::string>(), "<secret>");
   EXPECT_EQ(inherits["headers"]["X-Team"].as<std::string>(), "probes");
 

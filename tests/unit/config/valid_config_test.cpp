@@ -37,7 +37,7 @@ TEST_F(ValidConfig, TopLevelSections) {
   ASSERT_EQ(c.targets.size(), 4u);
   EXPECT_EQ(c.targets[0].name, "inherits");
   EXPECT_EQ(c.targets[3].name, "header-env");
-  EXPECT_EQ(c.targets[0].line.value, 28);
+  EXPECT_EQ(c.targets[0].line.value, 29);
 
   EXPECT_EQ(c.buckets.gap, (std::vector<double>{0.1, 0.25, 1}));
   EXPECT_EQ(c.buckets.tokens_per_second, (std::vector<double>{10, 100}));
@@ -99,6 +99,10 @@ TEST_F(ValidConfig, TargetInheritsDefaults) {
   EXPECT_EQ(t.timeout.idle, 15s);
   EXPECT_EQ(t.timeout.total, 120s);
   EXPECT_EQ(t.stall_threshold, 300ms);
+  // alert: from the defaults, worst_gap built in.
+  EXPECT_EQ(t.alert.ttft, 8s);
+  EXPECT_EQ(t.alert.worst_gap, 1s);
+  EXPECT_DOUBLE_EQ(t.alert.stall_share, 0.3);
   EXPECT_EQ(t.warmup, 1);
   EXPECT_EQ(t.max_tokens, 128);
   EXPECT_DOUBLE_EQ(t.temperature, 0.7);
@@ -134,6 +138,10 @@ TEST_F(ValidConfig, TargetOverridesDefaults) {
   EXPECT_EQ(t.timeout.idle, 15s);
   EXPECT_EQ(t.timeout.total, 25s);
   EXPECT_EQ(t.stall_threshold, 1s);
+  // alert merges field by field: stall_share still from the defaults.
+  EXPECT_EQ(t.alert.ttft, 20s);
+  EXPECT_EQ(t.alert.worst_gap, 2s);
+  EXPECT_DOUBLE_EQ(t.alert.stall_share, 0.3);
   EXPECT_EQ(t.warmup, 0);
   EXPECT_EQ(t.max_tokens, 4096);
   EXPECT_DOUBLE_EQ(t.temperature, 2);

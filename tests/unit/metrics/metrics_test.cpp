@@ -113,6 +113,10 @@ TEST_F(MetricsTest, EveryConfiguredSeriesExistsAtZeroBeforeAnyProbe) {
       EXPECT_EQ(value_of(e, "llm_stream_diagnosis", plus(l, "shape", shape)), 0.0) << shape;
   }
   EXPECT_EQ(value_of(e, "llm_stream_stall_threshold_seconds", {{"target", "openai"}}), 0.3);
+  // The on-call thresholds the rules read: the built-in alert: values.
+  EXPECT_EQ(value_of(e, "llm_stream_alert_ttft_seconds", {{"target", "openai"}}), 5.0);
+  EXPECT_EQ(value_of(e, "llm_stream_alert_worst_gap_seconds", {{"target", "openai"}}), 1.0);
+  EXPECT_EQ(value_of(e, "llm_stream_alert_stall_share", {{"target", "openai"}}), 0.2);
   // Finish reasons only appear once seen.
   EXPECT_EQ(count_samples(e, "llm_stream_finish_reasons_total"), 0u);
 
@@ -458,6 +462,11 @@ TEST_F(MetricsTest, ReloadRemovingATargetRemovesItsThresholdAndSeries) {
   auto e = scrape();
   EXPECT_FALSE(value_of(e, "llm_stream_stall_threshold_seconds", {{"target", "t"}}));
   EXPECT_EQ(value_of(e, "llm_stream_stall_threshold_seconds", {{"target", "u"}}), 0.25);
+  for (const char* g : {"llm_stream_alert_ttft_seconds", "llm_stream_alert_worst_gap_seconds",
+                        "llm_stream_alert_stall_share"}) {
+    EXPECT_FALSE(value_of(e, g, {{"target", "t"}})) << g;
+    EXPECT_EQ(count_samples(e, g), 1u) << g;
+  }
   for (const auto& s : e.samples) {
     if (s.labels.count("target")) {
       EXPECT_EQ(s.labels.at("target"), "u") << s.name;
@@ -574,6 +583,29 @@ TEST_F(MetricsTest, StallThresholdFollowsReload) {
   EXPECT_EQ(value_of(scrape(), "llm_stream_stall_threshold_seconds", {{"target", "t"}}), 0.5);
 }
 
+// A reasoning model gets its own TTFT bar; a reload moves the gauges the
+// alerts compare with, with the target's own labels.
+TEST_F(MetricsTest, AlertThresholdsFollowTheTargetAndReload) {
+  auto t = make_target("reasoner", "m", {"p"});
+  t.labels = {{"team", "llm"}};
+  t.alert.ttft = std::chrono::seconds(20);
+  t.alert.worst_gap = std::chrono::milliseconds(1500);
+  t.alert.stall_share = 0.05;
+  metrics.apply_config(make_config({t, make_target("chat", "m", {"p"})}));
+  auto e = scrape();
+  const std::map<std::string, std::string> reasoner = {{"target", "reasoner"}, {"team", "llm"}};
+  EXPECT_EQ(value_of(e, "llm_stream_alert_ttft_seconds", reasoner), 20.0);
+  EXPECT_EQ(value_of(e, "llm_stream_alert_worst_gap_seconds", reasoner), 1.5);
+  EXPECT_EQ(value_of(e, "llm_stream_alert_stall_share", reasoner), 0.05);
+  EXPECT_EQ(value_of(e, "llm_stream_alert_ttft_seconds", {{"target", "chat"}}), 5.0);
+
+  t.alert.ttft = std::chrono::seconds(30);
+  metrics.apply_config(make_config({t, make_target("chat", "m", {"p"})}));
+  e = scrape();
+  EXPECT_EQ(value_of(e, "llm_stream_alert_ttft_seconds", reasoner), 30.0);
+  EXPECT_EQ(count_samples(e, "llm_stream_alert_ttft_seconds"), 2u);
+}
+
 report::Verdict verdict(report::Shape shape, bool holds, bool enough_probes = true) {
   report::Verdict v;
   v.shape = shape;
@@ -645,8 +677,9 @@ TEST_F(MetricsTest, RenderOfTenTargetsByThreePromptsIsWellFormed) {
       ++samples;
     }
   }
-  // 25 + row_write_errors_total + config_reloads_total + target_info + 6 process_*
-  EXPECT_EQ(families.size(), 36u);
+  // 25 + row_write_errors_total + config_reloads_total + target_info + 3 alert thresholds
+  // + 6 process_*
+  EXPECT_EQ(families.size(), 39u);
   auto e = parse_exposition(text);
   EXPECT_TRUE(e.bad_lines.empty());
   EXPECT_EQ(e.samples.size(), samples);
