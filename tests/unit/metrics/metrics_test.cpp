@@ -651,7 +651,8 @@ TEST_F(MetricsTest, RenderOfTenTargetsByThreePromptsIsWellFormed) {
   EXPECT_TRUE(e.bad_lines.empty());
   EXPECT_EQ(e.samples.size(), samples);
   EXPECT_EQ(count_samples(e, "llm_stream_probes_total"), 10u * 3u * 2u);
-  EXPECT_EQ(count_samples(e, "llm_stream_probe_failures_total"), 10u * 3u * 13u);
+  EXPECT_EQ(count_samples(e, "llm_stream_probe_failures_total"),
+            10u * 3u * probe::kAllFailureReasons.size());
   EXPECT_EQ(count_samples(e, "llm_stream_stall_threshold_seconds"), 10u);
   // Label escaping survives the round trip.
   EXPECT_EQ(value_of(e, "llm_stream_chunks_total", series("target-3", "model \"q\"\\3", "medium")),
