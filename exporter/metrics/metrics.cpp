@@ -159,6 +159,7 @@ struct TargetSeries {
   Gauge* stall_threshold = nullptr;
   Gauge* info = nullptr;  // llm_stream_target_info
   Counter* backoffs = nullptr;
+  Counter* unexpected_content_type = nullptr;
   Labels info_labels;
   // By prompt name; with per_prompt: false one set under "".
   std::map<std::string, std::unique_ptr<Series>, std::less<>> prompts;
@@ -408,6 +409,9 @@ struct Metrics::Impl {
     t.info = nullptr;
     if (t.backoffs) families.counter(F::backoffs).Remove(t.backoffs);
     t.backoffs = nullptr;
+    if (t.unexpected_content_type)
+      families.counter(F::unexpected_content_type).Remove(t.unexpected_content_type);
+    t.unexpected_content_type = nullptr;
   }
 
   // Caller holds the shared lock; nullptr when the combination is not
@@ -506,6 +510,9 @@ struct Metrics::Impl {
       t.stall_threshold->Set(w.stall_threshold);
       if (!t.backoffs)
         t.backoffs = &families.counter(F::backoffs).Add(merged({{"target", name}}, w.own_labels));
+      if (!t.unexpected_content_type)
+        t.unexpected_content_type = &families.counter(F::unexpected_content_type)
+                                         .Add(merged({{"target", name}}, w.own_labels));
       set_info(t, w.info);
     }
   }
@@ -564,6 +571,14 @@ struct Metrics::Impl {
     if (r.ok) return;
     for (std::size_t i = 0; i < probe::kAllFailureReasons.size(); ++i)
       if (probe::kAllFailureReasons[i] == r.reason) s.failures[i]->Increment();
+  }
+
+  // A stream under another Content-Type (or none), measured all the same
+  // (caller holds the read lock).
+  void count_unexpected_content_type(std::string_view target) {
+    auto t = targets.find(target);
+    if (t != targets.end() && t->second.unexpected_content_type)
+      t->second.unexpected_content_type->Increment();
   }
 
   // The clock of the stream. TTFT and the largest gap become their buckets'
@@ -731,6 +746,7 @@ void Metrics::record(const probe::ProbeResult& r) {
     return;
   }
   Impl::count_outcome(*s, r);
+  if (r.unexpected_content_type) impl_->count_unexpected_content_type(r.target);
   Impl::observe_clock(*s, r);
   impl_->count_stream(*s, r);
   Impl::observe_stream_summaries(*s, r);

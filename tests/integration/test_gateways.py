@@ -60,6 +60,14 @@ class ContentType(unittest.TestCase):
                 for row in ex.rows('plain'):
                     self.assert_planted(row, 'text/plain')
                 self.assertEqual(ex.value('llm_stream_probe_failures_total', target='bare'), 0)
+                # Counted per target: every probe of each, none of a stream-typed target.
+                samples = ex.samples()
+                for name in ('bare', 'plain'):
+                    def total(metric):
+                        return sum(v for n, l, v in samples if n == metric and l.get('target') == name)
+                    self.assertGreaterEqual(total('llm_stream_probes_total'), 2)
+                    self.assertEqual(total('llm_stream_unexpected_content_type_total'),
+                                     total('llm_stream_probes_total'), name)
             # `run` measures it too (it used to end "nothing was measured").
             cfg = os.path.join(tmp, 'run.yaml')
             with open(cfg, 'w') as f:

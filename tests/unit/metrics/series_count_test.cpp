@@ -120,14 +120,14 @@ config::SeriesCount per_target_prompt(const config::Config& base) {
 TEST(SeriesCount, FiguresPerTargetAndPrompt) {
   config::Config c;
   // Series set 284: histograms 252 (phases 6 × 17 = 102), counters 25,
-  // gauges 7 (diagnosis 5); per target 3 (stall threshold, target info, backoffs). Finish reasons
-  // add up to 6.
-  EXPECT_EQ(per_target_prompt(c).at_start, 287u);
-  EXPECT_EQ(per_target_prompt(c).at_most, 293u);
+  // gauges 7 (diagnosis 5); per target 4 (stall threshold, target info, backoffs, unexpected
+  // content type). Finish reasons add up to 6.
+  EXPECT_EQ(per_target_prompt(c).at_start, 288u);
+  EXPECT_EQ(per_target_prompt(c).at_most, 294u);
   c.metrics.phases = config::PhaseSeries::sum_count;  // 6 × 3 instead of 6 × 17
-  EXPECT_EQ(per_target_prompt(c).at_most, 209u);
+  EXPECT_EQ(per_target_prompt(c).at_most, 210u);
   c.metrics.phases = config::PhaseSeries::off;
-  EXPECT_EQ(per_target_prompt(c).at_most, 191u);
+  EXPECT_EQ(per_target_prompt(c).at_most, 192u);
   c.metrics.phases = config::PhaseSeries::histogram;
   // The exporter's own: reload gauges, reloads by result (2), row write errors,
   // build info, process_*.
@@ -137,7 +137,7 @@ TEST(SeriesCount, FiguresPerTargetAndPrompt) {
   // per_prompt: false: a target costs one set however many prompts it has.
   c.metrics.per_prompt = false;
   c.targets = {make_target("t", "m", {"a", "b", "c"})};
-  EXPECT_EQ(config::series_count(c).at_most, 293u + 6u + kProcessSeries);
+  EXPECT_EQ(config::series_count(c).at_most, 294u + 6u + kProcessSeries);
 }
 
 TEST(SeriesCount, ThousandsAreGrouped) {
