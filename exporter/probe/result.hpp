@@ -59,7 +59,7 @@ struct ProbeResult {
   std::string content_encoding;  // as the server answered ("" = identity)
   // The response's Content-Type as the server sent it ("" = none), and
   // whether it is other than the dialect's stream type: the body is
-  // measured all the same; the row says so (and the log, once per target).
+  // measured all the same; the row, a counter and the log (once per target) say so.
   std::string content_type;
   bool unexpected_content_type = false;
   std::string http_version;  // "1.1", "1.0"; "" when no response came
