@@ -68,6 +68,11 @@ class ContentType(unittest.TestCase):
                     self.assertGreaterEqual(total('llm_stream_probes_total'), 2)
                     self.assertEqual(total('llm_stream_unexpected_content_type_total'),
                                      total('llm_stream_probes_total'), name)
+                # And said once per target in the log, naming the type seen.
+                log = ex.proc.output()
+                said = [l for l in log.splitlines() if 'unexpected content type' in l]
+                self.assertEqual(len(said), 2, said)
+                self.assertTrue(any('target=bare content_type=""' in l for l in said), said)
             # `run` measures it too (it used to end "nothing was measured").
             cfg = os.path.join(tmp, 'run.yaml')
             with open(cfg, 'w') as f:
