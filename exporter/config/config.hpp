@@ -234,6 +234,9 @@ struct Target {
   api::CountSet count;
   Auth auth;
   std::vector<std::pair<std::string, std::string>> headers;
+  // Lower-case names of the headers whose value was read from env: or
+  // file: (a secret, masked wherever shown, whatever the name).
+  std::vector<std::string> secret_headers;
   std::vector<std::string> accept_encoding;  // empty = identity
   ClientStyle client = ClientStyle::plain;
   std::vector<std::string> prompts;  // names in Config::prompts
@@ -350,9 +353,14 @@ std::string format_duration(Duration d);
 // Headers whose names look sensitive (is_sensitive_header) are redacted too.
 std::string dump_redacted(const Config& config);
 
-// True for header names that usually carry credentials (Authorization,
-// X-Api-Key, *token*, *secret*, Cookie, ...): their values are never shown.
+// True for header names that carry credentials, judged by the name's last
+// word (Authorization, Cookie, X-Api-Key, *-Key, *-Token, *-Secret, *-Auth;
+// not x-portkey-provider): their values are never shown.
 bool is_sensitive_header(std::string_view name);
+
+// True when the target's header `name` holds a credential: a sensitive name,
+// or a value read from env: or file:.
+bool is_secret_header(const Target& target, std::string_view name);
 
 // True for `body:` keys that name a credential (api_key, accessToken,
 // client_secret; not max_tokens): their values are never shown.

@@ -23,8 +23,14 @@ constexpr const char* kRedacted = "<secret>";
 class Secrets {
  public:
   explicit Secrets(const Config& config) {
-    for (const auto& t : config.targets)
+    for (const auto& t : config.targets) {
       if (!t.auth.secret.value.empty()) values_.push_back(t.auth.secret.value);
+      for (const auto& [name, value] : t.headers) {
+        const bool loaded = std::find(t.secret_headers.begin(), t.secret_headers.end(),
+                                      text::to_lower(name)) != t.secret_headers.end();
+        if (loaded && !value.empty()) values_.push_back(value);
+      }
+    }
   }
   bool in(std::string_view s) const {
     return std::any_of(values_.begin(), values_.end(),
@@ -204,7 +210,7 @@ void emit_credentials(YAML::Emitter& out, const Target& t, const Secrets& secret
   out << YAML::Key << "headers" << YAML::Value << YAML::BeginMap;
   for (const auto& [name, value] : t.headers) {
     emit_key(out, name);
-    if (is_sensitive_header(name) || secrets.in(value)) {
+    if (is_secret_header(t, name) || secrets.in(value)) {
       out << kRedacted;
     } else {
       emit_string(out, value);
@@ -370,12 +376,27 @@ bool is_credential_key(std::string_view key) {
   return false;
 }
 
+// By the name's words (split on '-' and '_'), never by a substring of
+// another word: "x-portkey-provider" is no credential for the "key" in
+// "portkey", "x-portkey-api-key" and "Helicone-Auth" are. The last word
+// decides: authorization, proxy-authorization, cookie, set-cookie, x-api-key,
+// api-key and every name ending in -key, -token, -secret, -auth (and the
+// like: -password, -credentials, -signature, -apikey).
 bool is_sensitive_header(std::string_view name) {
-  static constexpr std::string_view kHints[] = {
-      "auth", "key", "token", "secret", "password", "cookie", "session", "credential", "signature"};
-  std::string l = text::to_lower(name);
-  return std::any_of(std::begin(kHints), std::end(kHints),
-                     [&](std::string_view h) { return l.find(h) != std::string::npos; });
+  static constexpr std::string_view kLastWords[] = {
+      "authorization", "cookie",   "key",    "apikey",     "token",       "secret",
+      "auth",          "password", "passwd", "credential", "credentials", "signature"};
+  const std::string l = text::to_lower(name);
+  const auto cut = l.find_last_of("-_");
+  const std::string_view last =
+      cut == std::string::npos ? std::string_view(l) : std::string_view(l).substr(cut + 1);
+  return std::find(std::begin(kLastWords), std::end(kLastWords), last) != std::end(kLastWords);
+}
+
+bool is_secret_header(const Target& target, std::string_view name) {
+  return is_sensitive_header(name) ||
+         std::find(target.secret_headers.begin(), target.secret_headers.end(),
+                   text::to_lower(name)) != target.secret_headers.end();
 }
 
 std::string dump_redacted(const Config& config) {

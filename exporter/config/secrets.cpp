@@ -1,8 +1,8 @@
 // secret_values: what a target sends upstream that is a credential, so
 // what an upstream echoes of it can be masked (util/redact.hpp). It judges
 // by the same signs as the /config dump (dump.cpp): the auth secret, headers
-// whose names look sensitive, query values but api-version's, and body
-// values under credential keys.
+// whose names are a credential's or whose values came from env:/file:, query
+// values but api-version's, and body values under credential keys.
 #include <algorithm>
 #include <string_view>
 
@@ -80,7 +80,7 @@ std::vector<std::string> secret_values(const Target& target) {
   std::vector<std::string> out;
   add_header_value(out, target.auth.secret.value);
   for (const auto& [name, value] : target.headers)
-    if (is_sensitive_header(name)) add_header_value(out, value);
+    if (is_secret_header(target, name)) add_header_value(out, value);
   add_query_values(out, target.url);
   add_body_values(out, target.body, false);
   return out;

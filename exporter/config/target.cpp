@@ -166,6 +166,33 @@ void apply_count(const Reader& r, Target& t, const Item& item) {
   }
 }
 
+std::string secret_from_file(const Reader& r, const Item& item);
+std::string secret_from_env(const Reader& r, const Item& item);
+
+// A header's value: text, or `{env: NAME}` / `{file: path}` read at load
+// like auth's secret (then `secret` is set: always masked, whatever the name).
+std::string header_value(const Reader& r, const Item& value, bool& secret) {
+  secret = value.node.IsMap();
+  if (!secret) return r.string(value);
+  Fields f(r, value, value.name, {"env", "file"}, value.name + ".");
+  if (f.entries().size() != 1) {
+    if (f.entries().empty() && f.had_unknown_keys()) Reader::abandon();
+    r.fail(value.mark, fmt::format("{} takes exactly one of env or file (where its value "
+                                   "comes from)",
+                                   value.name));
+  }
+  const Fields::Entry& source = f.entries().front();
+  return source.key == "file" ? secret_from_file(r, source.value)
+                              : secret_from_env(r, source.value);
+}
+
+// Remembers by lower-case name which headers hold a loaded secret.
+void mark_secret_header(Target& t, const std::string& name, bool secret) {
+  const std::string lower = text::to_lower(name);
+  std::erase(t.secret_headers, lower);
+  if (secret) t.secret_headers.push_back(lower);
+}
+
 void apply_headers(const Reader& r, Target& t, const Item& item) {
   r.require_mapping(item);
   std::vector<std::string> seen;
@@ -179,8 +206,10 @@ void apply_headers(const Reader& r, Target& t, const Item& item) {
     seen.push_back(name);
     Item value{kv.second, kv.second.IsNull() ? kv.first.Mark() : kv.second.Mark(),
                item.name + "." + name};
-    std::string text = r.string(value);
+    bool secret = false;
+    std::string text = header_value(r, value, secret);
     if (auto err = check_header_value(name, text)) r.fail(value, *err);
+    mark_secret_header(t, name, secret);
     auto same = std::find_if(t.headers.begin(), t.headers.end(),
                              [&](const auto& h) { return text::iequals(h.first, name); });
     if (same != t.headers.end()) {

@@ -53,6 +53,7 @@ enum class F : std::size_t {
   alert_stall_share,
   target_info,
   backoffs,
+  unexpected_content_type,
   // the exporter itself: one series each, created at startup
   reload_ok,
   reload_timestamp,
@@ -253,6 +254,10 @@ inline constexpr FamilySpec kFamilies[] = {
      {"api", "model", "host"}},
     {F::backoffs, Type::counter, "llm_stream_backoffs_total",
      "Rounds of the target pushed back because the server answered 429 with Retry-After.",
+     Scope::target},
+    {F::unexpected_content_type, Type::counter, "llm_stream_unexpected_content_type_total",
+     "Probes whose 2xx stream came under another Content-Type than the dialect's (or none); "
+     "measured all the same.",
      Scope::target},
     {F::reload_ok, Type::gauge, "llm_stream_exporter_config_last_reload_successful",
      "Whether the last configuration reload attempt succeeded.", Scope::exporter},

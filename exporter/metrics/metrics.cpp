@@ -166,6 +166,9 @@ struct Metrics::Impl {
     t.info = nullptr;
     if (t.backoffs) families.counter(F::backoffs).Remove(t.backoffs);
     t.backoffs = nullptr;
+    if (t.unexpected_content_type)
+      families.counter(F::unexpected_content_type).Remove(t.unexpected_content_type);
+    t.unexpected_content_type = nullptr;
   }
 
   // Caller holds the shared lock; nullptr when the combination is not
@@ -265,6 +268,9 @@ struct Metrics::Impl {
       set_alert_thresholds(t, name, w);
       if (!t.backoffs)
         t.backoffs = &families.counter(F::backoffs).Add(merged({{"target", name}}, w.own_labels));
+      if (!t.unexpected_content_type)
+        t.unexpected_content_type = &families.counter(F::unexpected_content_type)
+                                         .Add(merged({{"target", name}}, w.own_labels));
       set_info(t, w.info);
     }
   }
@@ -333,6 +339,14 @@ struct Metrics::Impl {
     if (r.ok) return;
     for (std::size_t i = 0; i < probe::kAllFailureReasons.size(); ++i)
       if (probe::kAllFailureReasons[i] == r.reason) s.failures[i]->Increment();
+  }
+
+  // A stream under another Content-Type (or none), measured all the same
+  // (caller holds the read lock).
+  void count_unexpected_content_type(std::string_view target) {
+    auto t = targets.find(target);
+    if (t != targets.end() && t->second.unexpected_content_type)
+      t->second.unexpected_content_type->Increment();
   }
 
   // The clock of the stream. TTFT and the largest gap become their buckets'
@@ -500,6 +514,7 @@ void Metrics::record(const probe::ProbeResult& r) {
     return;
   }
   Impl::count_outcome(*s, r);
+  if (r.unexpected_content_type) impl_->count_unexpected_content_type(r.target);
   Impl::observe_clock(*s, r);
   impl_->count_stream(*s, r);
   Impl::observe_stream_summaries(*s, r);

@@ -97,6 +97,7 @@ struct TargetSeries {
   std::array<Gauge*, 3> alert{};
   Gauge* info = nullptr;  // llm_stream_target_info
   Counter* backoffs = nullptr;
+  Counter* unexpected_content_type = nullptr;
   Labels info_labels;
   // By prompt name; with per_prompt: false one set under "".
   std::map<std::string, std::unique_ptr<Series>, std::less<>> prompts;

@@ -14,28 +14,32 @@ enum class FailureReason {
   http_4xx,
   http_429,
   http_5xx,
+  http_other,  // a final status of no known class (999, 1xx as final, 3xx): no stream
   timeout_first_token,
   timeout_idle,
   timeout_total,
   truncated,
   protocol,
   upstream_error,
+  empty,  // the stream ended cleanly without one content chunk
   canceled,
 };
 
-inline constexpr std::array<FailureReason, 13> kAllFailureReasons = {
+inline constexpr std::array<FailureReason, 15> kAllFailureReasons = {
     FailureReason::resolve,
     FailureReason::connect,
     FailureReason::tls,
     FailureReason::http_4xx,
     FailureReason::http_429,
     FailureReason::http_5xx,
+    FailureReason::http_other,
     FailureReason::timeout_first_token,
     FailureReason::timeout_idle,
     FailureReason::timeout_total,
     FailureReason::truncated,
     FailureReason::protocol,
     FailureReason::upstream_error,
+    FailureReason::empty,
     FailureReason::canceled};
 
 constexpr std::string_view to_string(FailureReason r) {
@@ -47,12 +51,14 @@ constexpr std::string_view to_string(FailureReason r) {
     case FailureReason::http_4xx: return "http_4xx";
     case FailureReason::http_429: return "http_429";
     case FailureReason::http_5xx: return "http_5xx";
+    case FailureReason::http_other: return "http_other";
     case FailureReason::timeout_first_token: return "timeout_first_token";
     case FailureReason::timeout_idle: return "timeout_idle";
     case FailureReason::timeout_total: return "timeout_total";
     case FailureReason::truncated: return "truncated";
     case FailureReason::protocol: return "protocol";
     case FailureReason::upstream_error: return "upstream_error";
+    case FailureReason::empty: return "empty";
     case FailureReason::canceled: return "canceled";
   }
   return "";

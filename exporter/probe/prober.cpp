@@ -63,6 +63,18 @@ ServerTimings server_timings(const api::ServerTimings& s) {
 
 }  // namespace
 
+// "HTTP 500: {...}": the status and the upstream's own words. Secrets are
+// masked and the length capped where every probe returns
+// (schedule::clean_upstream_text); only a prefix is handed on, so the
+// masking never scans the whole 64 KiB.
+std::string error_status_detail(int status, std::string_view body) {
+  while (!body.empty() && std::string_view(" \t\r\n").find(body.back()) != std::string_view::npos)
+    body.remove_suffix(1);
+  std::string detail = "HTTP " + std::to_string(status);
+  if (!body.empty()) detail.append(": ").append(body.substr(0, 2048));
+  return detail;
+}
+
 std::vector<std::pair<std::string, std::string>> request_headers(const config::Target& t,
                                                                  const std::string& user_agent,
                                                                  api::Framing framing) {
@@ -225,16 +237,14 @@ boost::asio::awaitable<bool> Prober::attempt(const config::Prompt& prompt, Probe
   co_return retry;
 }
 
-// Connect and send, then the answer: an error body, a wrong content type, or
-// the stream.
+// Connect and send, then the answer: an error body or the stream. A 2xx
+// body is read as the dialect's stream whatever its Content-Type says (a
+// gateway may omit it or call it text/plain; the SDKs read the body as
+// the stream all the same); triage names it only when no event came.
 boost::asio::awaitable<bool> Prober::exchange(const http::Request& request, Attempt& a) {
   if (!co_await start(request, a)) co_return false;
   const int status = a.ending.http_status;
   if (status < 200 || status > 299) co_return co_await read_error_body(a);
-  if (!a.ending.stream_content_type) {
-    client_.finish(false);
-    co_return false;
-  }
   co_await stream(a);
   co_await finish_stream(a);
   co_return false;
@@ -260,9 +270,9 @@ boost::asio::awaitable<bool> Prober::start(const http::Request& request, Attempt
   a.r.http_status = a.ending.http_status = response.status;
   a.r.content_encoding = response.content_encoding;
   a.r.http_version = response.http_version;
+  a.r.content_type = response.content_type.substr(0, kMaxContentTypeBytes);
   a.ending.stream_content_type = is_stream_content_type(a.framing, response.content_type);
-  if (!a.ending.stream_content_type)
-    a.detail = "unexpected content-type '" + response.content_type.substr(0, 64) + "'";
+  a.r.unexpected_content_type = !a.ending.stream_content_type;
   co_return true;
 }
 
@@ -278,7 +288,7 @@ boost::asio::awaitable<bool> Prober::read_error_body(Attempt& a) {
   std::string body;
   bool done = false;
   const TimePoint deadline = std::min(a.deadlines.total, Clock::now() + std::chrono::seconds(5));
-  while (!done && body.size() < 65536) {
+  while (!done && body.size() < kMaxErrorBodyBytes) {
     auto chunk = co_await client_.read(deadline);
     if (!chunk) break;
     body += chunk->bytes;
@@ -291,7 +301,7 @@ boost::asio::awaitable<bool> Prober::read_error_body(Attempt& a) {
     co_return true;
   }
   a.detail = status == 101 ? "HTTP 101 Switching Protocols: the server left HTTP, no event stream"
-                           : "HTTP " + std::to_string(status);
+                           : error_status_detail(status, body);
   co_return false;
 }
 
@@ -366,6 +376,7 @@ void Prober::take_line(std::string_view line, Attempt& a) {
 // One event: every event of a read carries that read's arrival instant.
 void Prober::take(const sse::Event& ev, Attempt& a) {
   if (a.stream_over()) return;
+  a.ending.any_event = true;
   const api::EventMeaning m = adapter_->interpret(ev);
   if (m.protocol_error) {
     a.ending.malformed_event = true;
@@ -384,6 +395,7 @@ void Prober::take(const sse::Event& ev, Attempt& a) {
       return;
     }
     a.t.content_arrivals.push_back(a.arrival);
+    a.ending.content = true;
   }
   if (m.reasoning && !a.t.first_reasoning) a.t.first_reasoning = a.arrival;
   if (m.usage) {
@@ -417,6 +429,20 @@ boost::asio::awaitable<void> Prober::finish_stream(Attempt& a) {
   client_.finish(a.body_done);
 }
 
+// What the row's `error` says: the step's own words, or what the stream
+// failed to show.
+std::string Prober::failure_detail(Attempt& a) {
+  const bool ended = !a.ending.fault;
+  if (a.r.reason == FailureReason::empty)
+    return "the stream ended without a content chunk (finish_reason '" + a.r.finish_reason + "')";
+  const bool status_ok = a.ending.http_status >= 200 && a.ending.http_status <= 299;
+  if (a.r.reason == FailureReason::protocol && ended && status_ok && !a.ending.any_event &&
+      !a.ending.stream_content_type)
+    return "unexpected content-type '" + a.r.content_type + "' and no event in the body";
+  if (a.r.reason == FailureReason::truncated && ended) return "stream ended before the end marker";
+  return std::move(a.detail);
+}
+
 void Prober::conclude(Attempt& a) {
   a.ending.finish_reason = !a.r.finish_reason.empty();
   a.ending.partial_event = a.framing == api::Framing::ndjson ? a.lines.has_partial_line()
@@ -424,8 +450,7 @@ void Prober::conclude(Attempt& a) {
   a.r.reason = triage(a.ending);
   a.r.ok = a.r.reason == FailureReason::none;
   if (a.r.ok) return;
-  const bool ended_early = a.r.reason == FailureReason::truncated && !a.ending.fault;
-  a.r.error_detail = ended_early ? "stream ended before the end marker" : std::move(a.detail);
+  a.r.error_detail = failure_detail(a);
   if (!a.t.end) a.t.end = Clock::now();
 }
 

@@ -25,6 +25,17 @@ namespace lse::probe {
 // answer of a probe (max_tokens) comes near it.
 inline constexpr std::size_t kMaxContentChunks = std::size_t{1} << 18;
 
+// An error body is read up to this many bytes (enough to find what it
+// says about stream_options); the row's `error` keeps its first 512 after
+// the status, secrets masked (schedule::clean_upstream_text).
+inline constexpr std::size_t kMaxErrorBodyBytes = 65536;
+// The response's Content-Type as the row keeps it (`content_type`).
+inline constexpr std::size_t kMaxContentTypeBytes = 128;
+
+// "HTTP 500: <body>" (just "HTTP 500" for an empty body), trailing white
+// space of the body dropped. Exposed for tests.
+std::string error_status_detail(int status, std::string_view body);
+
 // Builds the HTTP request headers a target sends (auth in the dialect's key
 // header, Accept for the dialect's framing, Accept-Encoding, browser profile,
 // extra headers). Exposed for tests.
@@ -68,6 +79,7 @@ class Prober {
   void take(const sse::Event& event, Attempt& a);
   boost::asio::awaitable<void> finish_stream(Attempt& a);
   static void conclude(Attempt& a);
+  static std::string failure_detail(Attempt& a);
 
   config::Target target_;
   std::string host_label_;

@@ -57,8 +57,13 @@ struct ProbeResult {
   std::string error_detail;  // short, secret-free; the row's "error"
   // what the path said about itself
   std::string content_encoding;  // as the server answered ("" = identity)
-  std::string http_version;      // "1.1", "1.0"; "" when no response came
-  bool via_proxy = false;        // sent through an HTTP proxy (proxy_url or the environment)
+  // The response's Content-Type as the server sent it ("" = none), and
+  // whether it is other than the dialect's stream type: the body is
+  // measured all the same; the row, a counter and the log (once per target) say so.
+  std::string content_type;
+  bool unexpected_content_type = false;
+  std::string http_version;  // "1.1", "1.0"; "" when no response came
+  bool via_proxy = false;    // sent through an HTTP proxy (proxy_url or the environment)
   // Interim (1xx) responses the server sent before its final one (103 Early
   // Hints, 100 Continue); they end inside the `headers` phase.
   std::size_t interim_responses = 0;
@@ -93,5 +98,13 @@ struct ProbeResult {
   std::string finish_reason;
   std::optional<ServerTimings> server;  // only dialects whose server reports it
 };
+
+// A probe cut short by shutdown or reload: it measured nothing of the
+// target, so it is no failure. `serve` writes no row for it; the rows `run`
+// keeps of one interrupted by a signal say `canceled`, and every summary
+// (report, run, compare) leaves them out.
+inline bool was_canceled(const ProbeResult& r) {
+  return !r.ok && r.reason == FailureReason::canceled;
+}
 
 }  // namespace lse::probe

@@ -25,9 +25,13 @@ Deadlines::Bound Deadlines::next(std::optional<TimePoint> last_content) const {
 
 FailureReason triage_status(int status) {
   if (status == 429) return FailureReason::http_429;
+  if (status < 100 || status > 599) return FailureReason::http_other;  // no class HTTP defines
   if (status >= 500) return FailureReason::http_5xx;
   if (status >= 400) return FailureReason::http_4xx;
-  return FailureReason::protocol;  // 1xx/3xx/other 2xx are not a stream
+  // 101 leaves HTTP, a redirect is not followed, another 2xx is no stream:
+  // each answer is well formed but not a stream.
+  if (status == 101 || status >= 200) return FailureReason::protocol;
+  return FailureReason::http_other;  // an interim 1xx sent as the final answer
 }
 
 FailureReason triage(const http::Fault& f, Deadline deadline) {
@@ -57,11 +61,11 @@ FailureReason triage(const Ending& e) {
   if (e.http_status != 0 && !status_ok) return triage_status(e.http_status);
   if (e.malformed_event || e.event_too_large) return FailureReason::protocol;
   if (e.upstream_error) return FailureReason::upstream_error;
-  if (e.end_marker) return FailureReason::none;
+  if (e.end_marker) return e.content ? FailureReason::none : FailureReason::empty;
   if (e.fault) return triage(*e.fault, e.deadline);
-  if (!e.stream_content_type) return FailureReason::protocol;
+  if (!e.stream_content_type && !e.any_event) return FailureReason::protocol;
   if (!e.finish_reason || e.partial_event) return FailureReason::truncated;
-  return FailureReason::none;
+  return e.content ? FailureReason::none : FailureReason::empty;
 }
 
 }  // namespace lse::probe

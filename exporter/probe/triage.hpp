@@ -39,8 +39,13 @@ struct Ending {
   std::optional<http::Fault> fault;           // the client's, if an operation failed
   Deadline deadline = Deadline::first_token;  // what the failed operation ran against
   int http_status = 0;                        // 0 before response headers
-  bool stream_content_type = true;            // Content-Type is the dialect's stream type
+  // Content-Type is the dialect's stream type. Not fatal: a body that is
+  // the stream is measured whatever its type says, as the SDKs do; only a
+  // body in which not one event came is `protocol` for it.
+  bool stream_content_type = true;
   // What the event stream showed.
+  bool any_event = false;        // at least one event (or NDJSON line) came
+  bool content = false;          // at least one content chunk came (else `empty`)
   bool malformed_event = false;  // an event the dialect cannot read
   bool event_too_large = false;  // an event over max_event_bytes
   bool upstream_error = false;   // an error object in the stream
@@ -58,7 +63,10 @@ FailureReason triage(const Ending& ending);
 // The reason for a client fault alone, given the deadline it ran against.
 FailureReason triage(const http::Fault& fault, Deadline deadline);
 
-// The reason for a response status that is not 2xx (protocol for 1xx/3xx).
+// The reason for a response status that is not 2xx: http_4xx, http_429,
+// http_5xx; protocol for 101, 3xx and 2xx (well formed, but no stream);
+// http_other for a status of no class (< 100, > 599) and a 1xx as the
+// final answer.
 FailureReason triage_status(int status);
 
 }  // namespace lse::probe

@@ -67,7 +67,7 @@ struct Series {
 using SeriesMap = std::map<std::pair<std::string, std::string>, Series>;
 
 void add_row(SeriesMap& out, const std::string& key, const probe::ProbeResult& r) {
-  if (r.warmup) return;
+  if (r.warmup || probe::was_canceled(r)) return;  // measured nothing
   auto& s = out[std::make_pair(key, r.prompt)];
   s.target = r.target;
   s.prompt = r.prompt;

@@ -346,6 +346,22 @@ constexpr RowField kRowFields[] = {
        r.content_encoding = string_or_null(v, k);
        if (r.content_encoding == "identity") r.content_encoding.clear();
      }},
+    // As the server sent it; null before headers came, "" when it sent none.
+    {"content_type", false,
+     [](Out& o, const R& r) {
+       if (r.http_version.empty())
+         o += "null";
+       else
+         append_string(o, r.content_type);
+     },
+     [](E v, K k, R& r) { r.content_type = string_or_null(v, k); }},
+    // The content type was not the dialect's stream type; the body was measured all the same.
+    {"unexpected_content_type", false,
+     [](Out& o, const R& r) { o += r.unexpected_content_type ? "true" : "false"; },
+     [](E v, K k, R& r) {
+       if (v.get_bool().get(r.unexpected_content_type) != simdjson::SUCCESS)
+         fail(k, "true or false");
+     }},
     {"http_version", false, [](Out& o, const R& r) { append_string_or_null(o, r.http_version); },
      [](E v, K k, R& r) { r.http_version = string_or_null(v, k); }},
     // 1xx answers before the final one; rows written before the field have none (0).
@@ -366,15 +382,18 @@ constexpr RowField kRowFields[] = {
     {"stalls_detail", false, append_stall_details, parse_stall_details},
 };
 
+static_assert(std::size(kRowFields) <= 64, "parse_fields keeps one bit per field");
+
 // Reads every known field of `obj` into `r`; returns the required keys seen
-// (bit i for kRowFields[i]). Other keys: written by a newer exporter, ignored on purpose.
-std::uint32_t parse_fields(simdjson::dom::object obj, probe::ProbeResult& r) {
-  std::uint32_t seen = 0;
+// (bit i for kRowFields[i]; 64 fields at most). Other keys: written by a newer exporter, ignored on
+// purpose.
+std::uint64_t parse_fields(simdjson::dom::object obj, probe::ProbeResult& r) {
+  std::uint64_t seen = 0;
   for (auto field : obj) {
     for (std::size_t i = 0; i < std::size(kRowFields); ++i) {
       if (kRowFields[i].key != field.key) continue;
       kRowFields[i].parse(field.value, field.key, r);
-      seen |= 1u << i;
+      seen |= std::uint64_t{1} << i;
       break;
     }
   }
@@ -418,14 +437,14 @@ std::optional<probe::ProbeResult> parse_row_json(std::string_view line, std::str
   if (root.get_object().get(obj) != simdjson::SUCCESS) return report("a row must be a JSON object");
 
   probe::ProbeResult r;
-  std::uint32_t seen = 0;
+  std::uint64_t seen = 0;
   try {
     seen = parse_fields(obj, r);
   } catch (const RowError& e) {
     return report(e.message);
   }
   for (std::size_t i = 0; i < std::size(kRowFields); ++i)
-    if (kRowFields[i].required && !(seen & (1u << i)))
+    if (kRowFields[i].required && !(seen & (std::uint64_t{1} << i)))
       return report(fmt::format("missing field \"{}\"", kRowFields[i].key));
   if (r.ok) r.reason = probe::FailureReason::none;
   return r;

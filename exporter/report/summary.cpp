@@ -97,7 +97,7 @@ Summary summarize(const std::vector<probe::ProbeResult>& results,
   for (const auto& r : results) {
     if (r.warmup)
       ++s.warmup_discarded;
-    else
+    else if (!probe::was_canceled(r))  // no failure: it measured nothing
       count_probe(s, series_for(s, index, r.target, r.prompt), r);
   }
   std::sort(s.series.begin() + ordered, s.series.end(),

@@ -30,8 +30,8 @@ class ProberRunner final : public ProbeRunner {
 }  // namespace
 
 void clean_upstream_text(probe::ProbeResult& result, const util::Redactor& secrets) {
-  for (std::string* text :
-       {&result.error_detail, &result.finish_reason, &result.content_encoding}) {
+  for (std::string* text : {&result.error_detail, &result.finish_reason, &result.content_encoding,
+                            &result.content_type}) {
     if (!secrets.empty()) *text = secrets.mask(*text);
     *text = text::one_line(*text);
   }

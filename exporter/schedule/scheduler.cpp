@@ -3,6 +3,7 @@
 // and reload as a diff of LoopSpecs.
 #include "schedule/scheduler.hpp"
 
+#include <utility>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/redirect_error.hpp>
@@ -33,6 +34,8 @@ struct Scheduler::Loop {
   Warmup warmup;
   bool stopped = false;
   std::optional<double> retry_after;  // the server asked us to stay away (429)
+  // The stream came under another Content-Type (or none): said once per loop.
+  bool told_content_type = false;
 
   void stop() {
     stopped = true;
@@ -81,21 +84,30 @@ void log_result(const probe::ProbeResult& r) {
 }
 
 // Probe: one round of every prompt in a fresh order. Returns early when the
-// loop is stopped; a probe canceled by that stop (reload, shutdown) is
-// delivered as `canceled`, never as a measurement of the stream. Returns
-// early too when the server answered 429 with Retry-After: the rest of the
-// round would only be refused as well.
+// loop is stopped: a probe that stop (reload, shutdown) cut short measured
+// nothing and is no failure of the target, so it reaches no row and no
+// counter (only the log); one that completed before the stop took effect is
+// delivered as usual. Returns early too when the server answered 429 with
+// Retry-After: the rest of the round would only be refused as well.
 asio::awaitable<void> probe_round(LoopPtr loop, const ResultSink& sink) {
   shuffle_round(loop->prompts, loop->rng);
   for (const auto& prompt : loop->prompts) {
     if (loop->stopped) co_return;
     probe::ProbeResult r = co_await loop->runner->run(prompt);
     if (loop->stopped) {
-      if (!r.ok && r.reason == probe::FailureReason::canceled) sink(r);
+      if (r.ok) {
+        r.warmup = loop->warmup.take();
+        sink(r);
+      } else {
+        log::debug("probe canceled by stop", {{"target", r.target}, {"probe_id", r.id}});
+      }
       co_return;
     }
     r.warmup = loop->warmup.take();
     log_result(r);
+    if (r.unexpected_content_type && !std::exchange(loop->told_content_type, true))
+      log::warn("stream under an unexpected content type, measured all the same",
+                {{"target", r.target}, {"content_type", r.content_type}});
     sink(r);
     if (r.retry_after_seconds) {
       loop->retry_after = r.retry_after_seconds;

@@ -1,12 +1,14 @@
 """Every failure reason of DESIGN §3, each produced by a scripted fault and
-counted exactly once, while a healthy target keeps probing on time."""
+counted exactly once, while a healthy target keeps probing on time; and a
+probe canceled by a reload, which is no failure: counted nowhere."""
 import time
 import unittest
 
 from harness import (Exporter, TempDir, Upstream, free_port, http_post, render_config, wait_for)
 
-REASONS = ['resolve', 'connect', 'tls', 'http_4xx', 'http_429', 'http_5xx', 'timeout_first_token',
-           'timeout_idle', 'timeout_total', 'truncated', 'protocol', 'upstream_error', 'canceled']
+REASONS = ['resolve', 'connect', 'tls', 'http_4xx', 'http_429', 'http_5xx', 'http_other',
+           'timeout_first_token', 'timeout_idle', 'timeout_total', 'truncated', 'protocol',
+           'upstream_error', 'empty']
 
 
 class FailureReasons(unittest.TestCase):
@@ -21,6 +23,7 @@ class FailureReasons(unittest.TestCase):
                 'http_4xx': {'url': up.url('status=404')},
                 'http_429': {'url': up.url('status=429')},
                 'http_5xx': {'url': up.url('status=503')},
+                'http_other': {'url': up.url('status=999')},
                 'timeout_first_token': {'url': up.url('no_answer=1'), 'extra': [f'timeout: {fast}']},
                 'timeout_idle': {'url': up.url('ttft=50,gap=20,chunks=10,hang_after=3'),
                                  'extra': [f'timeout: {fast}']},
@@ -29,25 +32,30 @@ class FailureReasons(unittest.TestCase):
                 'truncated': {'url': up.url('ttft=50,gap=10,chunks=20,close_after=5')},
                 'protocol': {'url': up.url('ttft=50,gap=10,chunks=20,bad_json_after=3')},
                 'upstream_error': {'url': up.url('ttft=50,gap=10,chunks=20,error_after=3')},
-                'canceled': {'url': up.url('ttft=50,gap=10,chunks=20,hang_after=2'),
-                             'extra': ['timeout: {first_token: 30s, idle: 30s, total: 60s}']},
+                'empty': {'url': up.url('ttft=50,chunks=0')},
             }
             targets = [{'name': f'f-{reason}', **spec} for reason, spec in faults.items()]
+            targets.append({'name': 'canceled', 'url': up.url('ttft=50,gap=10,chunks=20,hang_after=2'),
+                            'extra': ['timeout: {first_token: 30s, idle: 30s, total: 60s}']})
             targets.append({'name': 'healthy', 'url': up.url('ttft=30,gap=10,chunks=10'),
                             'extra': ['interval: 1s']})
             config = render_config(targets)
             with Exporter(tmp, config) as ex:
                 for reason in REASONS:
-                    if reason != 'canceled':
-                        ex.wait_probes(f'f-{reason}', 1, timeout=15)
+                    ex.wait_probes(f'f-{reason}', 1, timeout=15)
                 # The canceled probe: the target hangs; a reload that changes it cancels the probe.
                 time.sleep(0.5)
                 ex.write_config(config.replace('hang_after=2', 'hang_after=3'))
                 status, body = http_post(ex.base + '/-/reload')
                 self.assertEqual(status, 200, body)
-                ex.wait_probes('f-canceled', 1, timeout=10)
+                wait_for(lambda: 'probe canceled by stop' in ex.proc.output(), 10,
+                         what='the canceled probe')
                 time.sleep(0.3)
                 samples = ex.samples()
+                canceled = [(n, l, v) for n, l, v in samples if l.get('target') == 'canceled' and v
+                            and n in ('llm_stream_probe_failures_total', 'llm_stream_probes_total')]
+                self.assertEqual(canceled, [])
+                self.assertEqual(ex.rows('canceled'), [])
                 for reason in REASONS:
                     target = f'f-{reason}'
                     counts = {l['reason']: v for n, l, v in samples

@@ -138,6 +138,10 @@ class SecretEcho(unittest.TestCase):
             self.assertIn('Keys look like <redacted> or <redacted>;', sse['error'])
             self.assertIn('msg="FORGED"', sse['error'])
             self.assertEqual(by_target['json401'][0]['http_status'], 401)
+            # The 401's body is kept after the status, the key in it masked.
+            self.assertTrue(by_target['json401'][0]['error'].startswith(
+                'HTTP 401: {"error": {"message": "Incorrect API key provided: <redacted>"'),
+                by_target['json401'][0]['error'])
             self.assertIn('key=<redacted>', by_target['header'][0]['error'])
             self.assertEqual(by_target['finish'][0]['finish_reason'], 'stop_<redacted>')
             self.assertIn('<redacted>', rows_text)

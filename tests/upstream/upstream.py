@@ -59,11 +59,14 @@ Spec keys (times in milliseconds, fractions allowed):
   crlf=0|1          CRLF line endings in the stream (default 0; 1 for gemini, as Gemini does)
   framing=chunked|close  Transfer-Encoding: chunked (default), or close-delimited body
   content_type=STR  Content-Type of the stream (default: the dialect's, see below)
+  no_content_type=1 send the stream without any Content-Type header (as some gateways do)
   headers_delay=MS  request -> response headers; ttft still counts from the request,
                     so ttft includes it (if headers_delay > ttft, the first chunk
                     follows the headers at once)
-  status=CODE       answer CODE with an OpenAI-style JSON error body instead of
-                    streaming (429 carries Retry-After: 1); sent after headers_delay
+  status=CODE       answer CODE (200-999) with an OpenAI-style JSON error body instead
+                    of streaming (429 carries Retry-After: 1); sent after headers_delay
+  error_body=STR    with status=CODE: this body instead (percent-encoded; e.g. a
+                    gateway's {"status":"failure"%2C"message":"Something went wrong"})
   reject_stream_options=1  400 "Unrecognized request argument supplied: stream_options"
                     if the request body has stream_options; else stream normally
   no_answer=1       read the request, never send anything, wait for the client to leave
@@ -261,6 +264,8 @@ class Script:
     crlf: bool | None = None          # None: the dialect's default (CRLF for gemini only)
     framing: str = "chunked"
     content_type: str | None = None   # None: the dialect's default
+    no_content_type: bool = False
+    error_body: str | None = None
     headers_delay: float = 0.0
     status: int | None = None
     reject_stream_options: bool = False
@@ -341,7 +346,7 @@ def _stall(key, v):
 
 
 def _status(key, v):
-    return _int(key, v, lo=200, hi=599)
+    return _int(key, v, lo=200, hi=999)   # 600-999: a status of no class (http_other)
 
 
 SPEC_KEYS = {
@@ -358,6 +363,8 @@ SPEC_KEYS = {
     "finish": _choice("stop", "length"),
     "framing": _choice("chunked", "close"),
     "content_type": lambda k, v: v,
+    "no_content_type": _flag,
+    "error_body": lambda k, v: v,
 }
 
 
@@ -393,6 +400,10 @@ def parse_spec(raw: str | None) -> Script:
     if script.content_type is not None and (not script.content_type
                                             or any(c in script.content_type for c in "\r\n")):
         raise SpecError("content_type must be a non-empty header value")
+    if script.no_content_type and script.content_type is not None:
+        raise SpecError("no_content_type=1 and content_type= contradict each other")
+    if script.error_body is not None and script.status is None:
+        raise SpecError("error_body= needs status=CODE")
     return script
 
 
@@ -1293,7 +1304,8 @@ class Exchange:
 
         # Response headers, then the dialect's opening events at once.
         await self.wait(t0 + script.headers_delay / 1000.0, keepalive=False)
-        headers = [("Content-Type", script.content_type or d.content_type), ("Cache-Control", "no-cache")]
+        headers = [] if script.no_content_type else [("Content-Type", script.content_type or d.content_type)]
+        headers.append(("Cache-Control", "no-cache"))
         if self.chunked:
             headers.append(("Transfer-Encoding", "chunked"))
         headers += [("Connection", "keep-alive" if self.keep_alive else "close"),
@@ -1429,7 +1441,8 @@ class Exchange:
         if script.status is not None:
             self.outcome = "status"
             extra = [("Retry-After", "1")] if script.status == 429 else []
-            return await self.send_simple(script.status, d.error_body(script.status), extra=extra, at=at)
+            body = d.error_body(script.status) if script.error_body is None else script.error_body.encode()
+            return await self.send_simple(script.status, body, extra=extra, at=at)
         if self.endpoint in ("ollama-chat", "ollama-generate"):
             streaming = body.get("stream") is not False       # Ollama streams unless told not to
         elif self.endpoint == "gemini":
@@ -1448,7 +1461,10 @@ class Exchange:
                 "method": self.req.method, "endpoint": self.endpoint, "api": self.api, "model": self.model,
                 "chunks": self.chunks, "reasoning": self.reasoning, "peer": self.conn.peer,
                 "query": self.req.query, "auth": sorted(k for k in AUTH_HEADERS if k in h),
-                "anthropic_version": h.get("anthropic-version"), "max_tokens": self.max_tokens}
+                "anthropic_version": h.get("anthropic-version"), "max_tokens": self.max_tokens,
+                # A gateway's own headers as received (tests check what reached the wire).
+                "gateway_headers": {k: v for k, v in h.items()
+                                    if k.startswith(("x-portkey-", "helicone-"))}}
 
 
 async def wait_client_gone(reader) -> None:

@@ -63,20 +63,20 @@ TEST(CheckConfig, SummaryLineSaysOneTargetNotOneTargetsAndCountsEverySeries) {
   c.prompts["p"] = {"p", "hi", "inline"};
   c.targets = {target(api::Dialect::openai_chat, "http://h")};
   c.targets[0].prompts = {"p"};
-  // One series set (282 + 6 finish reasons), 3 per target, 6 of the
+  // One series set (284 + 6 finish reasons), 7 per target, 6 of the
   // exporter's own and 6 process_*.
-  EXPECT_EQ(summary_line("f.yaml", c), "f.yaml: ok (1 target, 1 prompt, 303 series)");
+  EXPECT_EQ(summary_line("f.yaml", c), "f.yaml: ok (1 target, 1 prompt, 309 series)");
   c.prompts["q"] = {"q", "ho", "inline"};
   c.targets.push_back(c.targets[0]);
   c.targets[1].prompts = {"p", "q"};
-  EXPECT_EQ(summary_line("f.yaml", c), "f.yaml: ok (2 targets, 2 prompts, 882 series)");
+  EXPECT_EQ(summary_line("f.yaml", c), "f.yaml: ok (2 targets, 2 prompts, 896 series)");
   // The number is config::series_count's: the metrics section moves it.
   c.metrics.per_prompt = false;
   c.metrics.phases = config::PhaseSeries::off;
   EXPECT_EQ(summary_line("f.yaml", c), fmt::format("f.yaml: ok (2 targets, 2 prompts, {} series)",
                                                    config::series_count(c).at_most));
   for (int i = 0; i < 10; ++i) c.targets.push_back(c.targets[0]);
-  EXPECT_EQ(summary_line("f.yaml", c), "f.yaml: ok (12 targets, 2 prompts, 2,280 series)");
+  EXPECT_EQ(summary_line("f.yaml", c), "f.yaml: ok (12 targets, 2 prompts, 2,352 series)");
 }
 
 TEST(CheckConfigOptions, FileAndNoEnvCheckFromTheCommandLine) {
@@ -155,7 +155,7 @@ TEST(CheckConfig, WarningsGoToStderrAndDoNotFail) {
                         0),
             0u)
       << c.err;
-  EXPECT_EQ(c.out.rfind(cfg.path() + ": ok (1 target, 1 prompt, 303 series)\n", 0), 0u) << c.out;
+  EXPECT_EQ(c.out.rfind(cfg.path() + ": ok (1 target, 1 prompt, 309 series)\n", 0), 0u) << c.out;
 }
 
 TEST(CheckConfig, NoEnvCheckListsSecretsAsNotChecked) {

@@ -111,13 +111,41 @@ TEST_F(Dump, RedactsCredentialKeysAndLoadedSecretsInsideTheBody) {
 TEST(SensitiveHeader, MatchesCredentialLikeNames) {
   for (const char* name :
        {"Authorization", "proxy-authorization", "X-Api-Key", "api-key", "X-Auth-Token", "Cookie",
-        "X-Client-Secret", "Ocp-Apim-Subscription-Key"}) {
+        "Set-Cookie", "X-Client-Secret", "Ocp-Apim-Subscription-Key", "x-portkey-api-key",
+        "Helicone-Auth", "X_Custom_Token", "x-goog-api-key"}) {
     EXPECT_TRUE(is_sensitive_header(name)) << name;
   }
   for (const char* name :
        {"X-Team", "Accept", "User-Agent", "X-Request-Id", "OpenAI-Organization"}) {
     EXPECT_FALSE(is_sensitive_header(name)) << name;
   }
+}
+
+// Judged by the name's words, never by a substring of another word: "key"
+// in "portkey", "auth" in "author", "token" in "tokens".
+TEST(SensitiveHeader, ASubstringOfAnotherWordIsNoCredential) {
+  for (const char* name :
+       {"x-portkey-provider", "x-portkey-custom-host", "X-Portkey-Trace-Id", "x-keyboard-layout",
+        "X-Author", "x-max-tokens", "x-authority-region", "Helicone-Property-Session"}) {
+    EXPECT_FALSE(is_sensitive_header(name)) << name;
+  }
+}
+
+TEST(SensitiveHeader, PortkeyHeadersAreShownAndItsKeyIsMasked) {
+  const std::string yaml =
+      "prompts: {p: {text: hi}}\n"
+      "targets:\n"
+      "  - name: a\n"
+      "    url: http://127.0.0.1:18799\n"
+      "    model: m\n"
+      "    headers: {x-portkey-provider: openai, x-portkey-custom-host: 'http://127.0.0.1:18799',\n"
+      "              x-portkey-api-key: pk-literal-6e21a0, Helicone-Auth: 'Bearer hel-5c8d'}\n";
+  const Config c = parse(yaml, "p.yaml", "");
+  const YAML::Node headers = YAML::Load(dump_redacted(c))["targets"][0]["headers"];
+  EXPECT_EQ(headers["x-portkey-provider"].as<std::string>(), "openai");
+  EXPECT_EQ(headers["x-portkey-custom-host"].as<std::string>(), "http://127.0.0.1:18799");
+  EXPECT_EQ(headers["x-portkey-api-key"].as<std::string>(), "<secret>");
+  EXPECT_EQ(headers["Helicone-Auth"].as<std::string>(), "<secret>");
 }
 
 }  // namespace

@@ -4,12 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "config/config.hpp"
 #include "test_support.hpp"
+#include "util/redact.hpp"
 
 namespace lse::config {
 namespace {
@@ -73,6 +75,85 @@ TEST(SecretValues, AnAuthorizationHeadersTokenIsListedWithoutItsScheme) {
             (std::vector<std::string>{"Bearer sk-inline-0123456789", "sk-inline-0123456789",
                                       "session=abcdef12"}));
   EXPECT_TRUE(secret_values(Target{}).empty());  // nothing read: nothing to mask
+}
+
+// --- headers: values from env or file ------------------------------------------------
+
+std::string header_target(const std::string& headers) {
+  return kPrompts + "targets:\n  - name: t\n    url: 'http://127.0.0.1:18799'\n    model: m\n" +
+         "    headers: " + headers + "\n";
+}
+
+TEST(SecretHeaders, AValueFromEnvOrFileIsReadAtLoadAndIsASecretWhateverItsName) {
+  test::set_test_env();
+  const std::string file = ::testing::TempDir() + "/header-secret";
+  {
+    std::FILE* f = std::fopen(file.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("file-header-secret-31f0\n", f);
+    std::fclose(f);
+  }
+  const Config c = parse(
+      header_target("{x-portkey-api-key: {env: LSE_TEST_SECRET}, X-Plain-Name: {file: " + file +
+                    "}, x-portkey-provider: openai}"),
+      "f.yaml", "");
+  const Target& t = c.targets[0];
+  using H = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(t.headers, (H{{"x-portkey-api-key", test::kEnvSecret},
+                          {"X-Plain-Name", "file-header-secret-31f0"},
+                          {"x-portkey-provider", "openai"}}));
+  EXPECT_TRUE(is_secret_header(t, "X-PLAIN-NAME"));  // loaded: secret whatever the name
+  EXPECT_FALSE(is_secret_header(t, "x-portkey-provider"));
+  const std::vector<std::string> values = secret_values(t);
+  EXPECT_TRUE(has(values, test::kEnvSecret));
+  EXPECT_TRUE(has(values, "file-header-secret-31f0"));
+  EXPECT_FALSE(has(values, "openai"));
+  const std::string dump = dump_redacted(c);
+  EXPECT_EQ(dump.find("file-header-secret-31f0"), std::string::npos) << dump;
+  EXPECT_EQ(dump.find(test::kEnvSecret), std::string::npos) << dump;
+  EXPECT_NE(dump.find("x-portkey-provider: openai"), std::string::npos) << dump;
+  EXPECT_NE(dump.find("X-Plain-Name: <secret>"), std::string::npos) << dump;
+}
+
+TEST(SecretHeaders, AMissingVariableOrFileIsAnErrorAtItsPlace) {
+  test::set_test_env();
+  EXPECT_EQ(first_error(header_target("{X-Key-Two: {env: LSE_TEST_SURELY_UNSET_VARIABLE}}")),
+            "f.yaml:6:32: headers.X-Key-Two.env: environment variable "
+            "LSE_TEST_SURELY_UNSET_VARIABLE is not set");
+  const std::string missing = first_error(header_target("{X-Key-Two: {file: /nonexistent/k}}"));
+  EXPECT_EQ(missing.rfind("f.yaml:6:33: headers.X-Key-Two.file: ", 0), 0u) << missing;
+  const std::string both =
+      first_error(header_target("{X-Key-Two: {env: LSE_TEST_SECRET, file: /nonexistent/k}}"));
+  EXPECT_EQ(both.rfind("f.yaml:6:", 0), 0u) << both;
+  EXPECT_NE(both.find("exactly one of env or file"), std::string::npos) << both;
+}
+
+TEST(SecretHeaders, ATargetsPlainValueReplacesADefaultsSecretOne) {
+  test::set_test_env();
+  const Config c =
+      parse(kPrompts +
+                "defaults: {headers: {X-Shared: {env: LSE_TEST_SECRET}}}\n"
+                "targets:\n"
+                "  - {name: a, url: 'http://h', model: m}\n"
+                "  - {name: b, url: 'http://h', model: m, headers: {x-shared: plain}}\n",
+            "f.yaml", "");
+  EXPECT_TRUE(is_secret_header(c.targets[0], "X-Shared"));
+  EXPECT_FALSE(is_secret_header(c.targets[1], "X-Shared"));
+}
+
+// A gateway's routing headers are no credentials: their values (a host:port
+// among them) are not masked in what an upstream or the client writes.
+TEST(SecretValues, APortkeyRoutingHeaderLeavesHostAndPortInErrors) {
+  const Config c = parse(header_target("{x-portkey-provider: openai, x-portkey-custom-host: "
+                                       "'http://127.0.0.1:18799/v1', x-portkey-api-key: "
+                                       "pk-literal-6e21a0c4}"),
+                         "f.yaml", "");
+  const std::vector<std::string> values = secret_values(c.targets[0]);
+  EXPECT_EQ(values, std::vector<std::string>{"pk-literal-6e21a0c4"});
+  const util::Redactor redactor(values);
+  EXPECT_EQ(redactor.mask("connect 127.0.0.1:18799: Connection refused"),
+            "connect 127.0.0.1:18799: Connection refused");
+  EXPECT_EQ(redactor.mask("invalid key pk-literal-6e21a0c4"), "invalid key <redacted>");
 }
 
 // --- auth errors never echo what may be the token ---------------------------------

@@ -176,6 +176,28 @@ TEST_F(MetricsTest, DefaultBucketsComeFromConfig) {
   EXPECT_EQ(bounds("llm_stream_output_tokens_per_second_bucket", l), c.buckets.tokens_per_second);
 }
 
+// A stream under another Content-Type (or none) is measured and counted per
+// target, whatever its outcome; the other target's counter stays at 0.
+TEST_F(MetricsTest, AStreamUnderAnUnexpectedContentTypeIsCountedPerTarget) {
+  metrics.apply_config(
+      make_config({make_target("t", "m", {"p", "q"}), make_target("u", "m", {"p"})}));
+  EXPECT_EQ(value_of(scrape(), "llm_stream_unexpected_content_type_total", {{"target", "t"}}), 0.0);
+  auto r = success("t", "m", "p");
+  r.unexpected_content_type = true;
+  metrics.record(r);
+  r.prompt = "q";
+  r.ok = false;
+  r.reason = probe::FailureReason::truncated;
+  metrics.record(r);
+  metrics.record(success("t", "m", "p"));  // the stream type: not counted
+  auto e = scrape();
+  EXPECT_EQ(value_of(e, "llm_stream_unexpected_content_type_total", {{"target", "t"}}), 2.0);
+  EXPECT_EQ(value_of(e, "llm_stream_unexpected_content_type_total", {{"target", "u"}}), 0.0);
+  EXPECT_EQ(
+      value_of(e, "llm_stream_probes_total", plus(series("t", "m", "p"), "result", "success")),
+      2.0);
+}
+
 TEST_F(MetricsTest, SuccessfulProbeRecordsEverything) {
   metrics.apply_config(make_config({make_target("t", "m", {"p"})}));
   metrics.record(success("t", "m", "p"));
@@ -677,14 +699,15 @@ TEST_F(MetricsTest, RenderOfTenTargetsByThreePromptsIsWellFormed) {
       ++samples;
     }
   }
-  // 25 + row_write_errors_total + config_reloads_total + target_info + 3 alert thresholds
+  // 26 + row_write_errors_total + config_reloads_total + target_info + 3 alert thresholds
   // + 6 process_*
-  EXPECT_EQ(families.size(), 39u);
+  EXPECT_EQ(families.size(), 40u);
   auto e = parse_exposition(text);
   EXPECT_TRUE(e.bad_lines.empty());
   EXPECT_EQ(e.samples.size(), samples);
   EXPECT_EQ(count_samples(e, "llm_stream_probes_total"), 10u * 3u * 2u);
-  EXPECT_EQ(count_samples(e, "llm_stream_probe_failures_total"), 10u * 3u * 13u);
+  EXPECT_EQ(count_samples(e, "llm_stream_probe_failures_total"),
+            10u * 3u * probe::kAllFailureReasons.size());
   EXPECT_EQ(count_samples(e, "llm_stream_stall_threshold_seconds"), 10u);
   // Label escaping survives the round trip.
   EXPECT_EQ(value_of(e, "llm_stream_chunks_total", series("target-3", "model \"q\"\\3", "medium")),

@@ -119,15 +119,15 @@ config::SeriesCount per_target_prompt(const config::Config& base) {
 
 TEST(SeriesCount, FiguresPerTargetAndPrompt) {
   config::Config c;
-  // Series set 282: histograms 252 (phases 6 × 17 = 102), counters 23,
-  // gauges 7 (diagnosis 5); per target 6 (stall threshold, alert ttft/worst gap/stall share,
-  // target info, backoffs). Finish reasons add up to 6.
-  EXPECT_EQ(per_target_prompt(c).at_start, 288u);
-  EXPECT_EQ(per_target_prompt(c).at_most, 294u);
+  // Series set 284: histograms 252 (phases 6 × 17 = 102), counters 25,
+  // gauges 7 (diagnosis 5); per target 7 (stall threshold, alert ttft/worst gap/stall share,
+  // target info, backoffs, unexpected content type). Finish reasons add up to 6.
+  EXPECT_EQ(per_target_prompt(c).at_start, 291u);
+  EXPECT_EQ(per_target_prompt(c).at_most, 297u);
   c.metrics.phases = config::PhaseSeries::sum_count;  // 6 × 3 instead of 6 × 17
-  EXPECT_EQ(per_target_prompt(c).at_most, 210u);
+  EXPECT_EQ(per_target_prompt(c).at_most, 213u);
   c.metrics.phases = config::PhaseSeries::off;
-  EXPECT_EQ(per_target_prompt(c).at_most, 192u);
+  EXPECT_EQ(per_target_prompt(c).at_most, 195u);
   c.metrics.phases = config::PhaseSeries::histogram;
   // The exporter's own: reload gauges, reloads by result (2), row write errors,
   // build info, process_*.
@@ -137,7 +137,7 @@ TEST(SeriesCount, FiguresPerTargetAndPrompt) {
   // per_prompt: false: a target costs one set however many prompts it has.
   c.metrics.per_prompt = false;
   c.targets = {make_target("t", "m", {"a", "b", "c"})};
-  EXPECT_EQ(config::series_count(c).at_most, 294u + 6u + kProcessSeries);
+  EXPECT_EQ(config::series_count(c).at_most, 297u + 6u + kProcessSeries);
 }
 
 TEST(SeriesCount, ThousandsAreGrouped) {

@@ -20,6 +20,7 @@ using lse::probe::FailureReason;
 using lse::probe::ProbeResult;
 using lse::test::expect_failure;
 using lse::test::expect_gap_between_writes;
+using lse::test::expect_wait_until_write;
 using lse::test::PeerConn;
 using lse::test::probe;
 using lse::test::Probed;
@@ -200,16 +201,34 @@ TEST(Prober, OllamaBodyEndingWithoutTheDoneLineIsTruncated) {
   EXPECT_EQ(p.result.error_detail, "stream ended before the end marker");
 }
 
-TEST(Prober, OllamaAnsweringWithSseOrPlainJsonIsProtocol) {
-  for (const char* type : {"text/event-stream", "application/json"}) {
-    ScriptedPeer peer([&](PeerConn& c) {
-      c.read_request();
-      c.send_stream_head(type);
-      c.send_chunk(ollama_line(0));
-      c.hang();
-    });
-    expect_failure(probe(ollama_target(peer.url())), FailureReason::protocol);
-  }
+// SSE where NDJSON belongs: its lines are no Ollama events.
+TEST(Prober, OllamaAnsweringWithSseIsProtocol) {
+  ScriptedPeer peer([&](PeerConn& c) {
+    c.read_request();
+    c.send_stream_head("text/event-stream");
+    c.send_event("{\"choices\":[{\"delta\":{\"content\":\"w\"}}]}");
+    c.hang();
+  });
+  expect_failure(probe(ollama_target(peer.url())), FailureReason::protocol);
+}
+
+// NDJSON lines called application/json (as a proxy may rename them) are
+// the stream all the same.
+TEST(Prober, OllamaLinesCalledApplicationJsonAreMeasured) {
+  ScriptedPeer peer([&](PeerConn& c) {
+    c.read_request();
+    c.send_stream_head("application/json");
+    c.send_chunk(ollama_line(0));
+    c.send_chunk(ollama_line(1));
+    c.send_chunk(kOllamaDone);
+    c.send("0\r\n\r\n");
+    c.hang();
+  });
+  const Probed p = probe(ollama_target(peer.url()));
+  ASSERT_TRUE(p.result.ok) << p.result.error_detail;
+  EXPECT_EQ(p.result.chunks, 2u);
+  EXPECT_EQ(p.result.content_type, "application/json");
+  EXPECT_TRUE(p.result.unexpected_content_type);
 }
 
 TEST(Prober, AnthropicKeyHeaderVersionAndEventNames) {
@@ -321,7 +340,7 @@ TEST(Prober, Tls) {
 TEST(Prober, HttpStatuses) {
   for (auto [status, reason] :
        {std::pair{404, FailureReason::http_4xx}, std::pair{429, FailureReason::http_429},
-        std::pair{503, FailureReason::http_5xx}}) {
+        std::pair{503, FailureReason::http_5xx}, std::pair{999, FailureReason::http_other}}) {
     ScriptedPeer peer([status = status](PeerConn& c) {
       c.read_request();
       c.send_status(status, "{\"error\":\"no\"}");
@@ -330,6 +349,28 @@ TEST(Prober, HttpStatuses) {
     expect_failure(p, reason);
     EXPECT_EQ(p.result.http_status, status);
   }
+}
+
+// The upstream's own words: a gateway's failure is told from the model's.
+TEST(Prober, AnErrorBodyIsKeptInTheErrorAfterTheStatus) {
+  ScriptedPeer peer([](PeerConn& c) {
+    c.read_request();
+    c.send_status(500, "{\"status\":\"failure\",\"message\":\"Something went wrong\"}\n");
+  });
+  const Probed p = probe(target_for(peer.url()));
+  expect_failure(p, FailureReason::http_5xx);
+  EXPECT_EQ(p.result.error_detail,
+            "HTTP 500: {\"status\":\"failure\",\"message\":\"Something went wrong\"}");
+}
+
+TEST(Prober, AnEmptyErrorBodyLeavesTheStatusAlone) {
+  ScriptedPeer peer([](PeerConn& c) {
+    c.read_request();
+    c.send_status(502);
+  });
+  const Probed p = probe(target_for(peer.url()));
+  expect_failure(p, FailureReason::http_5xx);
+  EXPECT_EQ(p.result.error_detail, "HTTP 502");
 }
 
 TEST(Prober, TimeoutFirstTokenWhenNoAnswerComes) {
@@ -435,14 +476,83 @@ TEST(Prober, ProtocolForABadEvent) {
   EXPECT_EQ(p.result.chunks, 1u);
 }
 
-TEST(Prober, ProtocolForTheWrongContentType) {
+// A JSON answer where the stream belongs: no event at all came.
+TEST(Prober, ProtocolForAnotherContentTypeWithoutAnyEvent) {
   ScriptedPeer peer([](PeerConn& c) {
     c.read_request();
     c.send_stream_head("application/json");
-    c.send_chunk("{}");
+    c.send_chunk("{\"choices\":[{\"message\":{\"content\":\"hi\"}}]}");
+    c.send("0\r\n\r\n");
     c.hang();
   });
-  expect_failure(probe(target_for(peer.url())), FailureReason::protocol);
+  const Probed p = probe(target_for(peer.url()));
+  expect_failure(p, FailureReason::protocol);
+  EXPECT_EQ(p.result.error_detail,
+            "unexpected content-type 'application/json' and no event in the body");
+}
+
+// A gateway that leaves out Content-Type (or calls the stream text/plain or
+// application/json) is measured as the SDKs read it: the planted TTFT and
+// the planted stall exactly, the type kept and flagged.
+TEST(Prober, AStreamWithoutOrWithAnotherContentTypeIsMeasured) {
+  for (const char* type : {"", "text/plain; charset=utf-8", "application/json"}) {
+    ScriptedPeer peer([&](PeerConn& c) {
+      c.read_request();
+      if (*type == 0) {
+        c.send("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
+      } else {
+        c.send_stream_head(type);
+      }
+      PeerConn::pause(150ms);
+      for (int i = 0; i < 5; ++i) {
+        PeerConn::pause(i == 3 ? 300ms : 20ms);
+        c.send_content(i);
+      }
+      c.send_end();
+      c.hang();
+    });
+    const Probed p = probe(target_for(peer.url()));
+    ASSERT_TRUE(p.result.ok) << type << ": " << p.result.error_detail;
+    EXPECT_EQ(p.result.content_type, type);
+    EXPECT_TRUE(p.result.unexpected_content_type) << type;
+    EXPECT_EQ(p.result.chunks, 5u);
+    EXPECT_EQ(p.result.stalls, 1u) << type;
+    ASSERT_TRUE(p.result.ttft);
+    expect_wait_until_write(*p.result.ttft, p, peer, 1, 0.030);  // write 1: content 0
+    ASSERT_EQ(p.result.gaps.size(), 4u);
+    expect_gap_between_writes(p.result.gaps[2], peer, 3, 4, 0.030);
+  }
+}
+
+TEST(Prober, TheStreamTypeIsKeptAndNotFlagged) {
+  ScriptedPeer peer([](PeerConn& c) {
+    c.read_request();
+    c.send_stream_head("text/event-stream; charset=utf-8");
+    c.send_content(0);
+    c.send_end();
+    c.hang();
+  });
+  const Probed p = probe(target_for(peer.url()));
+  ASSERT_TRUE(p.result.ok) << p.result.error_detail;
+  EXPECT_EQ(p.result.content_type, "text/event-stream; charset=utf-8");
+  EXPECT_FALSE(p.result.unexpected_content_type);
+}
+
+// Only finish_reason and [DONE]: the answer had nothing in it.
+TEST(Prober, EmptyWhenTheStreamEndsWithoutAContentChunk) {
+  ScriptedPeer peer([](PeerConn& c) {
+    c.read_request();
+    c.send_stream_head();
+    c.send_event("{\"choices\":[{\"delta\":{\"role\":\"assistant\"}}]}");
+    c.send_end();
+    c.hang();
+  });
+  const Probed p = probe(target_for(peer.url()));
+  expect_failure(p, FailureReason::empty);
+  EXPECT_EQ(p.result.chunks, 0u);
+  EXPECT_FALSE(p.result.ttft);
+  EXPECT_EQ(p.result.error_detail,
+            "the stream ended without a content chunk (finish_reason 'stop')");
 }
 
 TEST(Prober, ProtocolForAnOversizedEvent) {

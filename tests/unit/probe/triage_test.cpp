@@ -35,6 +35,8 @@ Ending clean_stream() {
   e.http_status = 200;
   e.end_marker = true;
   e.finish_reason = true;
+  e.any_event = true;
+  e.content = true;
   return e;
 }
 
@@ -86,6 +88,48 @@ TEST(Triage, Http4xx429And5xx) {
   EXPECT_EQ(triage(e), FailureReason::protocol);
 }
 
+// A status of no class HTTP defines, or an interim one as the final
+// answer, is neither a server error nor a client error.
+TEST(Triage, UnknownStatusClassesAreHttpOther) {
+  for (int status : {1, 99, 600, 999, 100, 102, 103, 199}) {
+    Ending e;
+    e.http_status = status;
+    EXPECT_EQ(triage(e), FailureReason::http_other) << status;
+  }
+  EXPECT_EQ(lse::probe::triage_status(999), FailureReason::http_other);
+  EXPECT_EQ(lse::probe::triage_status(599), FailureReason::http_5xx);
+  EXPECT_EQ(lse::probe::triage_status(101), FailureReason::protocol);  // left HTTP
+}
+
+TEST(Triage, AStreamWithoutAContentChunkIsEmpty) {
+  // finish_reason and [DONE], nothing else.
+  Ending e = clean_stream();
+  e.content = false;
+  EXPECT_EQ(triage(e), FailureReason::empty);
+  // Body ended after a finish_reason, no end marker, no content.
+  e.end_marker = false;
+  EXPECT_EQ(triage(e), FailureReason::empty);
+  // Without a finish reason it is cut short, not empty.
+  e.finish_reason = false;
+  EXPECT_EQ(triage(e), FailureReason::truncated);
+}
+
+// The Content-Type is not fatal: only a body without one event is protocol.
+TEST(Triage, AnotherContentTypeIsProtocolOnlyWithoutAnyEvent) {
+  Ending e = clean_stream();
+  e.stream_content_type = false;
+  EXPECT_EQ(triage(e), FailureReason::none);
+  e.end_marker = false;
+  EXPECT_EQ(triage(e), FailureReason::none);  // finish_reason, body ended
+  Ending nothing;
+  nothing.http_status = 200;
+  nothing.stream_content_type = false;
+  EXPECT_EQ(triage(nothing), FailureReason::protocol);
+  // A deadline still names a slow stream whatever its type.
+  nothing.fault = Fault{Stage::body, Interrupt::deadline, {}, "timeout"};
+  EXPECT_EQ(triage(nothing), FailureReason::timeout_first_token);
+}
+
 TEST(Triage, TimeoutsFollowTheDeadline) {
   for (Stage stage :
        {Stage::resolve, Stage::connect, Stage::tls, Stage::send, Stage::headers, Stage::body}) {
@@ -111,6 +155,8 @@ TEST(Triage, Truncated) {
   // inside an event.
   Ending e;
   e.http_status = 200;
+  e.any_event = true;
+  e.content = true;
   EXPECT_EQ(triage(e), FailureReason::truncated);
   e.finish_reason = true;
   e.partial_event = true;

@@ -38,6 +38,7 @@ probe::ProbeResult full_result() {
   r.finish_reason = "stop";
   r.http_version = "1.1";
   r.content_encoding = "gzip";
+  r.content_type = "text/event-stream";
   r.coalesced_chunks = 1;
   r.interim_responses = 2;
   r.stall_details = {{4, 0.3004, 1}};
@@ -55,8 +56,9 @@ TEST(RowJson, ExactRowForAKnownProbe) {
       R"("request":0.100,"headers":300.000,"first_token":123.457},)"
       R"("usage":{"prompt_tokens":14,"completion_tokens":9},"server_ms":null,"finish_reason":"stop",)"
       R"("gaps_ms":[0.000,21.000,300.400,45.500],"host":"probe-1","error":null,)"
-      R"("content_encoding":"gzip","http_version":"1.1","interim_responses":2,"via_proxy":false,)"
-      R"("coalesced_chunks":1,)"
+      R"("content_encoding":"gzip","content_type":"text/event-stream",)"
+      R"("unexpected_content_type":false,"http_version":"1.1","interim_responses":2,)"
+      R"("via_proxy":false,"coalesced_chunks":1,)"
       R"("stalls_detail":[{"at_chunk":4,"gap_ms":300.400,"released_chunks":1}]})");
 }
 
@@ -77,7 +79,8 @@ TEST(RowJson, MissingValuesAreNull) {
       R"("stalls":0,"gap_p50_ms":null,"gap_p95_ms":null,"gap_max_ms":null,)"
       R"("phases_ms":{"resolve":1.000},"usage":null,"server_ms":null,"finish_reason":null,"gaps_ms":[],)"
       R"("host":null,"error":"connect 10.0.0.7:443: Connection refused","content_encoding":null,)"
-      R"("http_version":null,"interim_responses":0,"via_proxy":true,"coalesced_chunks":0,)"
+      R"("content_type":null,"unexpected_content_type":false,"http_version":null,)"
+      R"("interim_responses":0,"via_proxy":true,"coalesced_chunks":0,)"
       R"("stalls_detail":[]})");
 }
 
@@ -110,6 +113,28 @@ TEST(RowJson, InterimResponsesReadBackAndOlderRowsHaveNone) {
   EXPECT_EQ(old->interim_responses, 0u);
   EXPECT_FALSE(parse_row_json(R"({"ts":1,"target":"t","ok":true,"interim_responses":-1})", &error));
   EXPECT_NE(error.find("\"interim_responses\""), std::string::npos) << error;
+}
+
+// A stream measured under another (or no) Content-Type says so; rows
+// written before the fields read as no flag.
+TEST(RowJson, AnUnexpectedContentTypeReadsBackAndOlderRowsHaveNone) {
+  auto r = full_result();
+  r.content_type = "";
+  r.unexpected_content_type = true;
+  const std::string row = to_row_json(r);
+  EXPECT_NE(row.find(R"("content_type":"","unexpected_content_type":true)"), std::string::npos)
+      << row;
+  std::string error;
+  auto back = parse_row_json(row, &error);
+  ASSERT_TRUE(back) << error;
+  EXPECT_EQ(back->content_type, "");
+  EXPECT_TRUE(back->unexpected_content_type);
+  auto old = parse_row_json(R"({"ts":1,"target":"t","ok":true})", &error);
+  ASSERT_TRUE(old) << error;
+  EXPECT_FALSE(old->unexpected_content_type);
+  EXPECT_FALSE(
+      parse_row_json(R"({"ts":1,"target":"t","ok":true,"unexpected_content_type":1})", &error));
+  EXPECT_NE(error.find("\"unexpected_content_type\""), std::string::npos) << error;
 }
 
 TEST(RowJson, PartialUsageKeepsTheKnownHalf) {
@@ -157,6 +182,8 @@ void expect_same_row(const probe::ProbeResult& a, const probe::ProbeResult& b) {
   EXPECT_EQ(a.finish_reason, b.finish_reason);
   EXPECT_EQ(a.error_detail, b.error_detail);
   EXPECT_EQ(a.content_encoding, b.content_encoding);
+  EXPECT_EQ(a.content_type, b.content_type);
+  EXPECT_EQ(a.unexpected_content_type, b.unexpected_content_type);
   EXPECT_EQ(a.http_version, b.http_version);
   EXPECT_EQ(a.via_proxy, b.via_proxy);
   EXPECT_EQ(a.coalesced_chunks, b.coalesced_chunks);

@@ -101,13 +101,13 @@ TEST(ReportSummary, JsonUsesRowUnits) {
 // figures, and failure reasons (an enum) are listed by name.
 TEST(ReportSummary, ViewHoldsTheStringsReadersSee) {
   auto rs = experiment();
-  rs.push_back(failed(probe::FailureReason::canceled, "svc", "long"));
-  rs.push_back(failed(probe::FailureReason::canceled, "svc", "long"));
+  rs.push_back(failed(probe::FailureReason::empty, "svc", "long"));
+  rs.push_back(failed(probe::FailureReason::empty, "svc", "long"));
   const Summary s = summarize(rs, {}, {{"svc", "long"}, {"svc", "short"}});
-  // Enum order would be connect, timeout_idle, canceled: readers get names in order.
-  EXPECT_EQ(s.failures_text, "canceled 2, connect 1, timeout_idle 1");
-  EXPECT_EQ(s.series[0].failures_text, "canceled 2, timeout_idle 1");
-  EXPECT_EQ(join_failures(s.series[0].failure_list, " ×"), "canceled ×2, timeout_idle ×1");
+  // Enum order would be connect, timeout_idle, empty: readers get names in order.
+  EXPECT_EQ(s.failures_text, "connect 1, empty 2, timeout_idle 1");
+  EXPECT_EQ(s.series[0].failures_text, "empty 2, timeout_idle 1");
+  EXPECT_EQ(join_failures(s.series[0].failure_list, " ×"), "empty ×2, timeout_idle ×1");
   const auto& shortp = s.series[1];
   EXPECT_EQ(shortp.cell(Field::ttft).p50, "1.00 s");
   EXPECT_EQ(shortp.cell(Field::ttft).p95, "1.90 s");
@@ -120,11 +120,11 @@ TEST(ReportSummary, ViewHoldsTheStringsReadersSee) {
   // The table and the JSON show the same view.
   const std::string t = render_table(s);
   EXPECT_NE(t.find("  ttft            1.00 s      1.90 s      2.00 s\n"), std::string::npos) << t;
-  EXPECT_NE(t.find("total: 29 runs, 25 ok, 4 failed (canceled 2, connect 1, timeout_idle 1)"),
+  EXPECT_NE(t.find("total: 29 runs, 25 ok, 4 failed (connect 1, empty 2, timeout_idle 1)"),
             std::string::npos)
       << t;
   EXPECT_NE(
-      json::dump(to_json(s)).find("\"failures\":{\"canceled\":2,\"connect\":1,\"timeout_idle\":1}"),
+      json::dump(to_json(s)).find("\"failures\":{\"connect\":1,\"empty\":2,\"timeout_idle\":1}"),
       std::string::npos);
 }
 
