@@ -4,6 +4,13 @@
 #include "http/client.hpp"
 #include "http/client_conn.hpp"
 
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdint>
+
+#include "dns/resolver.hpp"
+
 #include <boost/asio/connect.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -68,22 +75,36 @@ awaitable<Client::Step> Client::open(TimePoint deadline, Stamps& stamps) {
   co_return std::nullopt;
 }
 
+// IP literals need no lookup; a name is looked up on this io_context
+// (dns/resolver.hpp), so a slow or dead name server delays nobody else, and
+// the deadline or cancel() ends the lookup at once.
 awaitable<Result<Client::Endpoints>> Client::resolve(TimePoint deadline) {
   const net::Url& hop = options_.proxy ? *options_.proxy : options_.url;
-  tcp::resolver resolver(io_);
-  arm(deadline, [&resolver] { resolver.cancel(); });
-  error_code ec;
-  auto endpoints =
-      co_await resolver.async_resolve(hop.host, hop.port, redirect_error(use_awaitable, ec));
+  const auto port = static_cast<std::uint16_t>(std::stoul(hop.port));  // 1..65535 (net/url)
+  if (auto literal = dns::ip_literal(hop.host, port)) co_return Endpoints{*literal};
+  const TimePoint began = Clock::now();
+  std::shared_ptr<dns::Lookup> lookup;
+  arm(deadline, [&lookup] {
+    if (lookup) lookup->abort();
+  });
+  dns::Answer answer = co_await dns::async_lookup(io_, hop.host, port, lookup, use_awaitable);
   disarm();
   // A proxy's failures name the proxy: the target was never reached.
-  const bool proxy = options_.proxy.has_value();
-  if (Step f = outcome(
-          Stage::resolve, ec,
-          proxy ? "proxy " + hop.host + ": timeout resolving" : "timeout resolving " + hop.host,
-          proxy ? "proxy " + hop.host + ": resolve: " : "resolve " + hop.host + ": "))
+  const std::string who = options_.proxy ? "proxy " + hop.host + ": dns: " : "dns: ";
+  const error_code ec = answer.failure == dns::Failure::none
+                            ? error_code{}
+                            : make_error_code(Errc::name_not_resolved);
+  const double waited =
+      static_cast<double>(
+          std::chrono::round<std::chrono::milliseconds>(Clock::now() - began).count()) /
+      1000.0;
+  if (Step f =
+          outcome(Stage::resolve, ec,
+                  fmt::format("{}timed out after {:g}s resolving {}", who, waited, hop.host), "")) {
+    if (f->interrupt == Interrupt::none) f->detail = who + answer.error;
     co_return std::move(*f);
-  co_return endpoints;
+  }
+  co_return std::move(answer.endpoints);
 }
 
 awaitable<Client::Step> Client::connect(const Endpoints& endpoints, TimePoint deadline) {
