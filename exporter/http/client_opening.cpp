@@ -19,6 +19,7 @@
 namespace lse::http {
 
 namespace bhttp = boost::beast::http;
+namespace ssl = boost::asio::ssl;
 using tcp = asio::ip::tcp;
 using asio::awaitable;
 using asio::redirect_error;
@@ -176,7 +177,12 @@ awaitable<Client::Step> Client::handshake(TimePoint deadline) {
   co_await c->tls->async_handshake(redirect_error(use_awaitable, ec));
   disarm();
   Step f = outcome(Stage::tls, ec, "timeout in TLS handshake", "");
-  if (f && f->interrupt == Interrupt::none) f->detail = "tls: " + tls_failure_detail(ec, s);
+  if (f && f->interrupt == Interrupt::none) {
+    f->detail = ec == ssl::error::stream_truncated
+                    ? "tls: connection closed by the server during the handshake, without a TLS "
+                      "alert"
+                    : "tls: " + tls_failure_detail(ec, s);
+  }
   co_return f;
 }
 
