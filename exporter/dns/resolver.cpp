@@ -161,7 +161,11 @@ void ResolverState::arm(const std::shared_ptr<Watch>& w, int fd) {
                              [self, w, fd](boost::system::error_code ec) {
                                w->reading = false;
                                auto s = self.lock();
-                               if (ec || !s || w->closed) return;
+                               if (!s || w->closed) return;
+                               if (ec) {
+                                 s->arm(w, fd);  // canceled while idle: again if a query came
+                                 return;
+                               }
                                s->ready(fd, true);
                              });
   }
@@ -171,7 +175,11 @@ void ResolverState::arm(const std::shared_ptr<Watch>& w, int fd) {
                              [self, w, fd](boost::system::error_code ec) {
                                w->writing = false;
                                auto s = self.lock();
-                               if (ec || !s || w->closed) return;
+                               if (!s || w->closed) return;
+                               if (ec) {
+                                 s->arm(w, fd);  // canceled while idle: again if a query came
+                                 return;
+                               }
                                s->ready(fd, false);
                              });
   }
@@ -198,6 +206,12 @@ void ResolverState::ready(int fd, bool readable) {
 void ResolverState::follow_timeout() {
   if (down || !channel || queries == 0) {
     timer.cancel();
+    // Sockets c-ares keeps open between queries must not keep the
+    // io_context running; lookup() arms them again.
+    for (auto& [fd, w] : watches) {
+      boost::system::error_code ignored;
+      w->descriptor.cancel(ignored);
+    }
     return;
   }
   timeval buf{};

@@ -126,6 +126,38 @@ TEST_F(ResolverTest, AbortLeavesOtherLookupsAlone) {
   EXPECT_EQ(slow.answer->endpoints[0].address().to_string(), "10.9.9.9");
 }
 
+// Lookups one after the other on one channel (its sockets idle between
+// them): each is answered as soon as the server answers.
+TEST_F(ResolverTest, LookupsOneAfterAnother) {
+  Seen first, second;
+  std::shared_ptr<Lookup> l1, l2;
+  l1 = asio::use_service<Resolver>(io_).lookup("fast.test", 443, [&](Answer a) {
+    first.answer = std::move(a);
+    l2 = start(io_, "fast.test", second);
+  });
+  const Clock::time_point t0 = Clock::now();
+  io_.run();
+  ASSERT_TRUE(first.answer && second.answer);
+  EXPECT_EQ(first.answer->failure, Failure::none) << first.answer->error;
+  EXPECT_EQ(second.answer->failure, Failure::none) << second.answer->error;
+  EXPECT_LT(ms_since(t0, second.at), 500.0);
+}
+
+// /etc/hosts is read as glibc reads it: `localhost` needs no name server
+// (none answers on the scripted server's port for it: it is NXDOMAIN there).
+TEST_F(ResolverTest, EtcHostsComesFirst) {
+  Seen seen;
+  auto l = start(io_, "localhost", seen);
+  io_.run();
+  ASSERT_TRUE(seen.answer);
+  ASSERT_EQ(seen.answer->failure, Failure::none) << seen.answer->error;
+  bool v4 = false;
+  for (const auto& e : seen.answer->endpoints)
+    v4 = v4 || e.address() == asio::ip::make_address("127.0.0.1");
+  EXPECT_TRUE(v4);
+  EXPECT_EQ(dns_.questions(), 0);
+}
+
 // Destroying the io_context with a lookup in flight neither runs its
 // callback nor leaks (the sanitizer builds check the latter).
 TEST(ResolverShutdown, DestroyedWithALookupInFlight) {
