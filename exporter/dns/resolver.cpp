@@ -10,12 +10,14 @@
 #include <netinet/in.h>
 #include <poll.h>
 
+#include <algorithm>
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <cstring>
+#include <limits>
 #include <mutex>
 #include <stdexcept>
 #include <unordered_map>
@@ -25,6 +27,10 @@ namespace lse::dns {
 namespace {
 
 std::once_flag g_library_once;
+
+// The longest an answer is reused, whatever its TTL: a moved endpoint is
+// followed within this.
+constexpr std::chrono::seconds kMaxCacheTtl{300};
 
 bool readable_now(int fd) {
   pollfd p{fd, POLLIN, 0};
@@ -87,6 +93,13 @@ struct ResolverState : std::enable_shared_from_this<ResolverState> {
   std::unordered_map<int, std::shared_ptr<Watch>> watches;
   std::size_t waiting = 0;  // lookups whose caller still waits
   std::size_t queries = 0;  // lookups c-ares still runs
+  // Addresses of names answered with a TTL, until it runs out (at most
+  // kMaxCacheTtl): a target's new connections need no lookup meanwhile.
+  struct Cached {
+    std::vector<tcp::endpoint> endpoints;  // port 0
+    std::chrono::steady_clock::time_point until;
+  };
+  std::unordered_map<std::string, Cached> cache;
   bool down = false;
 
   void init();
@@ -230,8 +243,10 @@ void ResolverState::follow_timeout() {
 void ResolverState::on_answer(void* arg, int status, int /*timeouts*/, ares_addrinfo* result) {
   std::unique_ptr<Query> q(static_cast<Query*>(arg));
   Answer answer;
+  int ttl = std::numeric_limits<int>::max();
   if (status == ARES_SUCCESS && result != nullptr) {
     for (const ares_addrinfo_node* n = result->nodes; n != nullptr; n = n->ai_next) {
+      ttl = std::min(ttl, n->ai_ttl);
       if (n->ai_family == AF_INET) {
         const auto* sa = reinterpret_cast<const sockaddr_in*>(n->ai_addr);
         asio::ip::address_v4::bytes_type b;
@@ -251,6 +266,13 @@ void ResolverState::on_answer(void* arg, int status, int /*timeouts*/, ares_addr
   auto s = q->state.lock();
   if (!s) return;
   --s->queries;
+  if (status == ARES_SUCCESS && ttl > 0) {
+    const auto keep = std::min<std::chrono::seconds>(std::chrono::seconds(ttl), kMaxCacheTtl);
+    ResolverState::Cached& c = s->cache[q->lookup->host_];
+    c.endpoints = answer.endpoints;
+    for (auto& e : c.endpoints) e.port(0);
+    c.until = std::chrono::steady_clock::now() + keep;
+  }
   s->end(*q->lookup, std::move(answer));
 }
 
@@ -314,6 +336,15 @@ std::shared_ptr<Lookup> Resolver::lookup(const std::string& host, std::uint16_t 
   if (!s.channel || s.down) {
     s.end(*lookup, failed(s.channel ? ARES_EDESTRUCTION : s.init_status, host));
     return lookup;
+  }
+  if (auto it = s.cache.find(host); it != s.cache.end()) {
+    if (std::chrono::steady_clock::now() < it->second.until) {
+      Answer cached{it->second.endpoints, Failure::none, ""};
+      for (auto& e : cached.endpoints) e.port(port);
+      s.end(*lookup, std::move(cached));
+      return lookup;
+    }
+    s.cache.erase(it);
   }
   ++s.queries;
   ares_addrinfo_hints hints{};

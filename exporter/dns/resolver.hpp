@@ -3,7 +3,8 @@
 // so a lookup that hangs blocks nobody else on it, ends at once when its
 // caller gives up (abort()), and shutdown never waits on one. c-ares reads
 // /etc/resolv.conf (name servers, search domains, ndots, timeout, attempts)
-// and /etc/hosts as glibc does; IP literals are never looked up.
+// and /etc/hosts as glibc does; IP literals are never looked up. Answers are
+// reused for their TTL (at most 5 minutes); failures are not kept.
 #pragma once
 #include <utility>  // before asio with GCC 12
 #include <boost/asio/async_result.hpp>

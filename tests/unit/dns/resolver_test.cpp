@@ -53,6 +53,7 @@ TEST(Failed, NamesTheName) {
 class ResolverTest : public ::testing::Test {
  protected:
   ScriptedDns dns_{{{"fast.test", Script{"10.1.2.3"}},
+                    {"other.test", Script{"10.4.5.6"}},
                     {"slow.test", Script{"10.9.9.9", milliseconds(1500)}},
                     {"never.test", Script{std::nullopt, milliseconds(0), true}},
                     {"missing.test", Script{}}}};
@@ -133,14 +134,34 @@ TEST_F(ResolverTest, LookupsOneAfterAnother) {
   std::shared_ptr<Lookup> l1, l2;
   l1 = asio::use_service<Resolver>(io_).lookup("fast.test", 443, [&](Answer a) {
     first.answer = std::move(a);
-    l2 = start(io_, "fast.test", second);
+    l2 = start(io_, "other.test", second);  // not cached: a question of its own
   });
   const Clock::time_point t0 = Clock::now();
   io_.run();
   ASSERT_TRUE(first.answer && second.answer);
   EXPECT_EQ(first.answer->failure, Failure::none) << first.answer->error;
-  EXPECT_EQ(second.answer->failure, Failure::none) << second.answer->error;
+  ASSERT_EQ(second.answer->failure, Failure::none) << second.answer->error;
+  EXPECT_EQ(second.answer->endpoints[0].address().to_string(), "10.4.5.6");
   EXPECT_LT(ms_since(t0, second.at), 500.0);
+}
+
+// An answer with a TTL (the scripted server's: 60 s) is reused: the second
+// lookup asks the name server nothing, and gets its own port.
+TEST_F(ResolverTest, AnAnswerIsReusedForItsTtl) {
+  Seen first, second;
+  auto l1 = start(io_, "fast.test", first);
+  io_.run();
+  const int asked = dns_.questions();
+  io_.restart();
+  std::shared_ptr<Lookup> l2 = asio::use_service<Resolver>(io_).lookup(
+      "fast.test", 8080, [&](Answer a) { second.answer = std::move(a); });
+  io_.run();
+  ASSERT_TRUE(first.answer && second.answer);
+  ASSERT_EQ(second.answer->failure, Failure::none);
+  EXPECT_EQ(second.answer->endpoints,
+            std::vector<tcp::endpoint>{tcp::endpoint(asio::ip::make_address("10.1.2.3"), 8080)});
+  EXPECT_EQ(dns_.questions(), asked);
+  EXPECT_GE(asked, 1);
 }
 
 // /etc/hosts is read as glibc reads it: `localhost` needs no name server
