@@ -709,7 +709,7 @@ def overview():
         "Failed probes by reason as a share of all probes of the target. Good: empty or near 0. "
         "http_4xx: credentials or request rejected (owner: whoever manages the API key); "
         "http_429: rate limit or quota; http_5xx, upstream_error: the provider or gateway; "
-        "resolve/connect/tls: DNS, network or certificates (platform team); timeout_*: the "
+        "dns/connect/tls: DNS, network or certificates (platform team); timeout_*: the "
         "provider is overloaded or the path hangs. Click a series to drill down.",
         targets((f'sum by (target, reason) (rate(llm_stream_probe_failures_total{{{SEL}}}[$__rate_interval])) / on (target) group_left () sum by (target) (rate(llm_stream_probes_total{{{SEL}}}[$__rate_interval]))', "{{target}} {{reason}}")),
         unit="percentunit", stack=True, links=DRILL_LINK), 8, 8)
@@ -885,7 +885,7 @@ def drilldown():
         "Mean seconds per probe in each phase before the first token: resolve (DNS), connect "
         "(TCP), tls (handshake), request (sending), headers (until the response headers) and "
         "first_token (headers to first content). Stacked they add up to the mean time to first "
-        "token. resolve/connect/tls growing: DNS, network or certificates (platform team); "
+        "token. dns/connect/tls growing: DNS, network or certificates (platform team); "
         "headers or first_token growing: the provider's queue or model (provider).",
         targets((f'sum by (phase) (rate(llm_stream_phase_seconds_sum{{{SEL}}}[$__rate_interval])) / on () group_left () sum(rate(llm_stream_time_to_first_token_seconds_count{{{SEL}}}[$__rate_interval]))', "{{phase}}")),
         stack=True), 12, 8, no_value=NO_SUCCESS)
@@ -941,7 +941,7 @@ def drilldown():
         "Failures by reason",
         "Failed probes by reason. Good: empty. http_4xx: the API key or request is rejected "
         "(credentials owner); http_429: rate limit or quota; http_5xx, upstream_error: provider "
-        "or gateway; resolve/connect/tls: DNS, network or certificates (platform team); "
+        "or gateway; dns/connect/tls: DNS, network or certificates (platform team); "
         "timeout_*: overloaded provider or a hanging path; truncated/protocol: the stream broke "
         "or is malformed (proxy or provider).",
         targets((f'sum by (reason) (increase(llm_stream_probe_failures_total{{{SEL}}}[$__rate_interval]))', "{{reason}}")),

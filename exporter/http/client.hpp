@@ -27,6 +27,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "http/fault.hpp"
 #include "http/request.hpp"
@@ -128,8 +129,8 @@ class Client {
 
  private:
   struct Conn;
-  using Endpoints = asio::ip::tcp::resolver::results_type;
-  using Step = std::optional<Fault>;  // nullopt: the step succeeded
+  using Endpoints = std::vector<asio::ip::tcp::endpoint>;  // in the order to try
+  using Step = std::optional<Fault>;                       // nullopt: the step succeeded
 
   // The steps of start(), in clock order.
   asio::awaitable<Step> open(TimePoint deadline, Stamps& stamps);

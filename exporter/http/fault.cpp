@@ -18,6 +18,7 @@ class Category : public boost::system::error_category {
       case Errc::unsupported_encoding: return "unsupported content-encoding";
       case Errc::corrupt_encoding: return "corrupt compressed body";
       case Errc::decoded_too_large: return "compressed body decodes past the cap";
+      case Errc::name_not_resolved: return "name not resolved";
     }
     return "unknown";
   }
@@ -33,7 +34,9 @@ const boost::system::error_category& error_category() {
 error_code make_error_code(Errc e) { return {static_cast<int>(e), error_category()}; }
 
 bool is_malformed(const error_code& ec) {
-  if (ec.category() == error_category()) return ec != make_error_code(Errc::proxy_refused);
+  if (ec.category() == error_category())
+    return ec != make_error_code(Errc::proxy_refused) &&
+           ec != make_error_code(Errc::name_not_resolved);
   return ec.category() ==
              boost::beast::http::make_error_code(boost::beast::http::error::end_of_stream)
                  .category() &&

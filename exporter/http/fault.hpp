@@ -40,6 +40,7 @@ enum class Errc {
   unsupported_encoding,  // Content-Encoding we cannot decode
   corrupt_encoding,      // compressed body that does not decode
   decoded_too_large,     // one read decodes to more than the cap (a compression bomb)
+  name_not_resolved,     // the lookup of the host (or proxy) failed: the fault's detail says why
 };
 const boost::system::error_category& error_category();
 error_code make_error_code(Errc e);

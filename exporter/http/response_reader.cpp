@@ -37,6 +37,23 @@ std::string printable(std::string_view text) {
   return out;
 }
 
+// "HTTP/1.x DDD\r\n" at the start of `head`: a status line without the SP
+// before its (empty) reason phrase. RFC 9112 §4 requires the SP, but curl,
+// Python and browsers accept the line without it, and Beast's parser does
+// not (bad_status): the SP is put back before the parser sees the head.
+// False when the head ends at "DDD\r" (it cannot tell yet): wait for more.
+bool restore_reason_separator(std::string& head) {
+  constexpr std::size_t kDigitsEnd = 12;  // "HTTP/1.1 200"
+  if (head.size() <= kDigitsEnd || head.compare(0, 7, "HTTP/1.") != 0 || head[8] != ' ' ||
+      head[kDigitsEnd] != '\r')
+    return true;
+  for (std::size_t i = 9; i < kDigitsEnd; ++i)
+    if (head[i] < '0' || head[i] > '9') return true;
+  if (head.size() == kDigitsEnd + 1) return false;
+  if (head[kDigitsEnd + 1] == '\n') head.insert(kDigitsEnd, 1, ' ');
+  return true;
+}
+
 constexpr std::string_view kLengthAndCoding =
     "response has both Content-Length and Transfer-Encoding (RFC 9112 §6.3: refused as a "
     "request smuggling sign)";
@@ -192,6 +209,9 @@ Result<bool> ResponseReader::parse_head() {
   p.get().body().data = scratch;
   p.get().body().size = 0;
   error_code ec;
+  // Beast consumes nothing of a head until all of it is in: in_ starts with
+  // its status line.
+  if (!p.is_header_done() && !restore_reason_separator(in_)) return false;
   const std::size_t used = p.put(boost::asio::buffer(in_), ec);
   in_.erase(0, used);
   if (ec == bhttp::error::need_more) {

@@ -2,6 +2,7 @@
 #include "http/tls_stream.hpp"
 
 #include <openssl/err.h>
+#include <openssl/ssl.h>
 #include <sys/socket.h>
 
 #include <boost/asio/error.hpp>
@@ -129,13 +130,17 @@ TlsStream::Want TlsStream::failed(int result, error_code& ec) {
     return Want::nothing;
   }
   const unsigned long error = ERR_get_error();
-  if (transport_ == asio::error::eof) {
+  // A reason OpenSSL gave (an alert the peer sent before closing) says more
+  // than the close that followed it; its own "unexpected eof" does not.
+  const bool reason = error != 0 && ERR_GET_LIB(error) == ERR_LIB_SSL &&
+                      ERR_GET_REASON(error) != SSL_R_UNEXPECTED_EOF_WHILE_READING;
+  if (transport_ == asio::error::eof && !reason) {
     // The connection ended; without the peer's close_notify the stream may
     // have been cut short.
     ec = (SSL_get_shutdown(ssl_) & SSL_RECEIVED_SHUTDOWN) != 0
              ? error_code(asio::error::eof)
              : error_code(asio::ssl::error::stream_truncated);
-  } else if (transport_) {
+  } else if (transport_ && !reason) {
     ec = transport_;
   } else if (error != 0) {
     ec = error_code(static_cast<int>(error), asio::error::get_ssl_category());

@@ -8,7 +8,7 @@ namespace lse::probe {
 
 enum class FailureReason {
   none,
-  resolve,
+  dns,  // the host (or proxy) was not resolved: failed, or not within the deadline
   connect,
   tls,
   http_4xx,
@@ -26,7 +26,7 @@ enum class FailureReason {
 };
 
 inline constexpr std::array<FailureReason, 15> kAllFailureReasons = {
-    FailureReason::resolve,
+    FailureReason::dns,
     FailureReason::connect,
     FailureReason::tls,
     FailureReason::http_4xx,
@@ -45,7 +45,7 @@ inline constexpr std::array<FailureReason, 15> kAllFailureReasons = {
 constexpr std::string_view to_string(FailureReason r) {
   switch (r) {
     case FailureReason::none: return "";
-    case FailureReason::resolve: return "resolve";
+    case FailureReason::dns: return "dns";
     case FailureReason::connect: return "connect";
     case FailureReason::tls: return "tls";
     case FailureReason::http_4xx: return "http_4xx";
@@ -66,6 +66,7 @@ constexpr std::string_view to_string(FailureReason r) {
 
 inline std::optional<FailureReason> parse_failure_reason(std::string_view s) {
   if (s.empty()) return FailureReason::none;
+  if (s == "resolve") return FailureReason::dns;  // its former name, in older rows files
   for (auto r : kAllFailureReasons)
     if (to_string(r) == s) return r;
   return std::nullopt;

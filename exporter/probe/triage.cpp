@@ -36,6 +36,8 @@ FailureReason triage_status(int status) {
 
 FailureReason triage(const http::Fault& f, Deadline deadline) {
   if (f.interrupt == http::Interrupt::canceled) return FailureReason::canceled;
+  // A lookup is its own reason whether it failed or outlived the deadline.
+  if (f.stage == http::Stage::resolve) return FailureReason::dns;
   if (f.interrupt == http::Interrupt::deadline) {
     switch (deadline) {
       case Deadline::first_token: return FailureReason::timeout_first_token;
@@ -45,7 +47,7 @@ FailureReason triage(const http::Fault& f, Deadline deadline) {
   }
   if (http::is_malformed(f.ec)) return FailureReason::protocol;
   switch (f.stage) {
-    case http::Stage::resolve: return FailureReason::resolve;
+    case http::Stage::resolve: return FailureReason::dns;
     case http::Stage::connect:
     case http::Stage::proxy_connect: return FailureReason::connect;
     case http::Stage::tls: return FailureReason::tls;

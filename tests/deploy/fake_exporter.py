@@ -22,7 +22,7 @@ DURATION_BUCKETS = [.05, .1, .25, .5, 1, 2, 3, 5, 7.5, 10, 15, 20, 30, 45, 60, 9
 PHASE_BUCKETS = [.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30]
 TPS_BUCKETS = [1, 2, 5, 10, 20, 30, 50, 75, 100, 150, 200, 300, 500, 1000]
 PHASES = ["resolve", "connect", "tls", "request", "headers", "first_token"]
-REASONS = ["resolve", "connect", "tls", "http_4xx", "http_429", "http_5xx", "timeout_first_token",
+REASONS = ["dns", "connect", "tls", "http_4xx", "http_429", "http_5xx", "timeout_first_token",
            "timeout_idle", "timeout_total", "truncated", "protocol", "upstream_error", "canceled"]
 SHAPES = ["queue", "transport", "long_answer", "shared_capacity", "generation"]
 TARGETS = {"fake-openai": "gpt-4o-mini", "fake-vllm": "llama-3.1-8b", "fake-claude": "claude-sonnet-4-5"}

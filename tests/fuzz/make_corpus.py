@@ -355,7 +355,8 @@ def rows():
     write(d, "every-field", json.dumps(full, ensure_ascii=False) + "\n")
     minimal = {"ts": 1.0, "target": "t", "ok": True}
     write(d, "required-only", json.dumps(minimal) + "\n")
-    reasons = ["resolve", "connect", "tls", "http_4xx", "http_429", "http_5xx", "timeout_first_token",
+    reasons = ["dns", "resolve", "connect", "tls", "http_4xx", "http_429", "http_5xx", "http_other",
+               "empty", "timeout_first_token",
                "timeout_idle", "timeout_total", "truncated", "protocol", "upstream_error", "canceled"]
     write(d, "every-reason", "".join(
         json.dumps({"ts": 1796215801 + i, "target": "t", "ok": False, "reason": r}) + "\n"

@@ -6,7 +6,7 @@ import unittest
 
 from harness import (Exporter, TempDir, Upstream, free_port, http_post, render_config, wait_for)
 
-REASONS = ['resolve', 'connect', 'tls', 'http_4xx', 'http_429', 'http_5xx', 'http_other',
+REASONS = ['dns', 'connect', 'tls', 'http_4xx', 'http_429', 'http_5xx', 'http_other',
            'timeout_first_token', 'timeout_idle', 'timeout_total', 'truncated', 'protocol',
            'upstream_error', 'empty']
 
@@ -17,7 +17,7 @@ class FailureReasons(unittest.TestCase):
             closed_port = free_port()
             fast = '{first_token: 600ms, idle: 600ms, total: 20s}'
             faults = {
-                'resolve': {'url': 'http://no-such-host.invalid/v1'},
+                'dns': {'url': 'http://no-such-host.invalid/v1'},
                 'connect': {'url': f'http://127.0.0.1:{closed_port}/v1'},
                 'tls': {'url': tls_up.url('chunks=5'), 'extra': [f'tls: {{ca_file: "{tls_up.pki["other_ca"]}"}}']},
                 'http_4xx': {'url': up.url('status=404')},

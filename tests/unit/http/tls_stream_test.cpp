@@ -66,10 +66,13 @@ class Server {
  public:
   using Script = std::function<void(SSL*, int)>;
 
-  explicit Server(Script script) : script_(std::move(script)) {
+  // `setup` adjusts the server's context (protocol versions) before it listens.
+  explicit Server(Script script, const std::function<void(SSL_CTX*)>& setup = {})
+      : script_(std::move(script)) {
     ctx_ = SSL_CTX_new(TLS_server_method());
     SSL_CTX_use_certificate_chain_file(ctx_, pki().server_cert.c_str());
     SSL_CTX_use_PrivateKey_file(ctx_, pki().server_key.c_str(), SSL_FILETYPE_PEM);
+    if (setup) setup(ctx_);
     thread_ = std::thread([this] { serve(); });
   }
   ~Server() {
@@ -384,6 +387,27 @@ TEST(TlsStream, AnUntrustedCertificateNamesTheVerifyError) {
                 .rfind("certificate verify failed: ", 0),
             0u)
       << lse::http::tls_failure_detail(ec, c.tls->native_handle());
+  EXPECT_FALSE(server.handshake_done());
+  c.socket.close();
+}
+
+// A TLS 1.0-only server (the client's floor is TLS 1.2): the failure is
+// OpenSSL's reason, not the close that followed it ("stream truncated").
+TEST(TlsStream, AHandshakeRefusedForItsVersionSaysWhy) {
+  Server server([&](SSL*, int) {},
+                [](SSL_CTX* ctx) {
+                  SSL_CTX_set_min_proto_version(ctx, TLS1_VERSION);
+                  SSL_CTX_set_max_proto_version(ctx, TLS1_VERSION);
+                });
+  Client c(server.port(), pki().ca);
+  const error_code ec = c.handshake();
+  ASSERT_TRUE(ec);
+  const std::string detail = lse::http::tls_failure_detail(ec, c.tls->native_handle());
+  EXPECT_EQ(ec.category(), asio::error::get_ssl_category()) << detail;
+  // OpenSSL's reason string: the server's alert.
+  EXPECT_EQ(detail, ERR_reason_error_string(static_cast<unsigned long>(ec.value())));
+  EXPECT_NE(detail.find("alert"), std::string::npos) << detail;
+  EXPECT_EQ(detail.find("truncated"), std::string::npos) << detail;
   EXPECT_FALSE(server.handshake_done());
   c.socket.close();
 }

@@ -316,8 +316,8 @@ TEST(Prober, HeadersFromTheConfigOverrideTheDialectsFixedOnes) {
 
 // --- each failure reason the prober can produce ----------------------------------
 
-TEST(Prober, Resolve) {
-  expect_failure(probe(target_for("http://no-such-host.invalid/v1")), FailureReason::resolve);
+TEST(Prober, Dns) {
+  expect_failure(probe(target_for("http://no-such-host.invalid/v1")), FailureReason::dns);
 }
 
 TEST(Prober, Connect) {

@@ -40,9 +40,25 @@ Ending clean_stream() {
   return e;
 }
 
-TEST(Triage, Resolve) {
-  EXPECT_EQ(triage(with_fault(Stage::resolve, asio::error::host_not_found)),
-            FailureReason::resolve);
+TEST(Triage, Dns) {
+  EXPECT_EQ(triage(with_fault(Stage::resolve, asio::error::host_not_found)), FailureReason::dns);
+  EXPECT_EQ(triage(with_fault(Stage::resolve,
+                              lse::http::make_error_code(lse::http::Errc::name_not_resolved))),
+            FailureReason::dns);
+}
+
+// A lookup that outlives the first_token deadline is `dns`, not a timeout:
+// the name is what to fix.
+TEST(Triage, DnsPastTheDeadline) {
+  Ending e;
+  e.fault = Fault{Stage::resolve, Interrupt::deadline, {}, "dns: timed out after 3s resolving x"};
+  e.deadline = Deadline::first_token;
+  EXPECT_EQ(triage(e), FailureReason::dns);
+}
+
+TEST(Triage, ResolveIsTheFormerNameOfDns) {
+  EXPECT_EQ(lse::probe::parse_failure_reason("resolve"), FailureReason::dns);
+  EXPECT_EQ(lse::probe::parse_failure_reason("dns"), FailureReason::dns);
 }
 
 TEST(Triage, Connect) {
@@ -130,9 +146,9 @@ TEST(Triage, AnotherContentTypeIsProtocolOnlyWithoutAnyEvent) {
   EXPECT_EQ(triage(nothing), FailureReason::timeout_first_token);
 }
 
+// (A lookup past its deadline is `dns`: Triage.DnsPastTheDeadline.)
 TEST(Triage, TimeoutsFollowTheDeadline) {
-  for (Stage stage :
-       {Stage::resolve, Stage::connect, Stage::tls, Stage::send, Stage::headers, Stage::body}) {
+  for (Stage stage : {Stage::connect, Stage::tls, Stage::send, Stage::headers, Stage::body}) {
     EXPECT_EQ(triage(with_fault(stage, {}, Interrupt::deadline, Deadline::first_token)),
               FailureReason::timeout_first_token);
     EXPECT_EQ(triage(with_fault(stage, {}, Interrupt::deadline, Deadline::idle)),

@@ -1,0 +1,30 @@
+// Client's private parts shared by its source files (client.cpp,
+// client_deadlines.cpp, client_opening.cpp, client_body.cpp): the connection
+// and what several steps need to know about its errors.
+#pragma once
+#include <optional>
+
+#include <boost/asio/ssl/error.hpp>
+
+#include "http/client.hpp"
+#include "http/timestamping_socket.hpp"
+#include "http/tls_stream.hpp"
+
+namespace lse::http {
+
+inline bool closed_by_peer(const error_code& ec) {
+  namespace ssl = boost::asio::ssl;
+  return ec == asio::error::eof || ec == ssl::error::stream_truncated ||
+         ec == asio::error::connection_reset;
+}
+
+struct Client::Conn {
+  explicit Conn(asio::io_context& io) : socket(io), reader(socket) {}
+  ProbeSocket socket;         // the connection (timeouts cancel/close it)
+  TimestampingSocket reader;  // reads with kernel receive stamps; plain, or the layer under tls
+  // Set for https targets: OpenSSL reads through `reader`. In place, beside
+  // the socket and its reader that every read touches with it.
+  std::optional<TlsStream> tls;
+};
+
+}  // namespace lse::http
