@@ -115,11 +115,7 @@ TEST(MaxSeries, TheDefaultLimitIsBlamedOnTargets) {
   for (int i = 0; i < 400; ++i)
     yaml += "  - {name: t" + std::to_string(i) + ", url: 'http://h', model: m}\n";
   const std::string error = first_error(yaml);
-<<<<<<< HEAD
   // 400 targets × (290 per series set + 7 per target) + 12 of the exporter
-=======
-  // 400 targets × (290 per series set + 4 per target) + 12 of the exporter
->>>>>>> gateways
   EXPECT_EQ(error.rfind("f.yaml:3:1: targets: the config implies 118,812 series", 0), 0u) << error;
   EXPECT_NE(error.find("series, above metrics.max_series 100,000 (the default); "),
             std::string::npos)
