@@ -9,7 +9,7 @@ import signal
 import time
 import unittest
 
-from harness import TempDir, Upstream, free_port, wait_for
+from harness import Exporter, TempDir, Upstream, free_port, render_config, wait_for
 from run_helpers import interrupt, prompt_files, read_rows, run_cli, start_cli
 
 SECRET = 'sk-test-secret-0123456789'
@@ -67,6 +67,28 @@ class EnvironmentMode(unittest.TestCase):
             most = max(sum(1 for a, b in spans if a <= t < b) for t, _ in spans)
             self.assertEqual(most, 3)
             self.assertEqual(len({r['conn'] for r in reqs}), 3)  # one connection per stream
+
+
+class CheckConfigBesideARunningExporter(unittest.TestCase):
+    def test_the_address_in_use_is_a_warning(self):
+        # The usual place to validate before a SIGHUP: the host where the
+        # exporter runs on this very config and holds its listen address.
+        with TempDir() as tmp, Upstream(tmp) as up:
+            port = free_port()
+            text = render_config([{'name': 'steady', 'url': up.url('ttft=50,gap=10,chunks=5')}],
+                                 listen=f'127.0.0.1:{port}')
+            with Exporter(tmp, text) as ex:
+                self.assertEqual(ex.port, port)
+                p = run_cli(['check-config', ex.config_path])
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertEqual(p.stderr,
+                                 f'{ex.config_path}:1:9: warning: listen: cannot bind 127.0.0.1:{port}: '
+                                 'Address already in use (is the exporter already running? serve cannot '
+                                 'start beside it)\n')
+                self.assertTrue(p.stdout.startswith(f'{ex.config_path}: ok (1 target'), p.stdout)
+            # Stopped: no warning.
+            p = run_cli(['check-config', ex.config_path])
+            self.assertEqual((p.returncode, p.stderr), (0, ''))
 
 
 class BadInput(unittest.TestCase):
