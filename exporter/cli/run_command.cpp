@@ -85,6 +85,10 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
                 "without --config, and with a target's proxy_from_environment) and proxy_url");
   cmd->add_option("--format", o.format, "summary on stdout: table or json")
       ->check(CLI::IsMember({"table", "json"}));
+  cmd->add_flag("-v,--explain", o.explain,
+                "the table explained: per series every field's p50/p95/max and every rule of the "
+                "diagnosis with its numbers, [x] holds, [ ] does not, [?] cannot tell (default: "
+                "one line per series and one of evidence per verdict)");
   return cmd;
 }
 
@@ -223,7 +227,7 @@ void print_summary(const report::Summary& summary, const RunSetup& s, const RunO
     doc.set("elapsed_seconds", p.elapsed);
     std::cout << json::dump(doc) << "\n";
   } else {
-    std::cout << report::render_table(summary);
+    std::cout << report::render_table(summary, {.explain = o.explain});
   }
   std::cout.flush();
 }

@@ -75,14 +75,16 @@ std::string_view mark(Answer a) {
   return "";
 }
 
+std::size_t held_together(const probe::ProbeResult& r) {
+  const auto under_floor =
+      std::count_if(r.gaps.begin(), r.gaps.end(), [](double g) { return g < kGapFloorSeconds; });
+  return std::max(r.coalesced_chunks, static_cast<std::size_t>(under_floor));
+}
+
 bool is_all_at_once(const probe::ProbeResult& r) {
   if (r.chunks < 8) return false;
   const auto pairs = static_cast<double>(r.chunks - 1);
-  const auto together =
-      std::count_if(r.gaps.begin(), r.gaps.end(), [](double g) { return g < kGapFloorSeconds; });
-  const double held =
-      std::max(static_cast<double>(r.coalesced_chunks), static_cast<double>(together));
-  return held >= 0.9 * pairs;
+  return static_cast<double>(held_together(r)) >= 0.9 * pairs;
 }
 
 namespace {
@@ -98,6 +100,7 @@ void add_release(const probe::ProbeResult& r, std::size_t burst_chunks, WindowSt
   if (is_all_at_once(r)) ++w.buffered_probes;
   if (r.chunks > 1) pairs += r.chunks - 1;
   coalesced += r.coalesced_chunks;
+  w.together_chunks += held_together(r);
 }
 
 }  // namespace
@@ -134,6 +137,7 @@ WindowStats window_stats(const std::vector<probe::ProbeResult>& probes,
   w.stalled_share = static_cast<double>(w.stalled_probes) / static_cast<double>(w.probes);
   w.chunks_p50 = percentile(chunks, 0.50).value_or(0);
   if (pairs > 0) w.coalesced_share = static_cast<double>(coalesced) / static_cast<double>(pairs);
+  w.chunk_pairs = pairs;
   return w;
 }
 
@@ -428,17 +432,94 @@ constexpr Rule kRules[] = {
 };
 static_assert(std::size(kRules) == kAllShapes.size());
 
+// --- the one-line evidence of each verdict -----------------------------------
+
+// "48 of 59 chunks arrived together" (all probes of the window).
+std::string together_text(const WindowStats& w) {
+  return fmt::format("{} of {} chunks arrived together", w.together_chunks, w.chunk_pairs);
+}
+
+std::string queue_evidence(const Evidence& e, const Thresholds& t, Answer a) {
+  if (a == Answer::cannot_tell)
+    return fmt::format(
+        "TTFT p50 {}, but each answer came at once: a queue behind the hop that "
+        "held it cannot be seen",
+        format_seconds(e.ttft50));
+  if (e.ttft50 <= t.queue_ttft_seconds)
+    return fmt::format("TTFT p50 {} <= {}", format_seconds(e.ttft50),
+                       format_seconds(t.queue_ttft_seconds));
+  return fmt::format("TTFT p50 {} > {}, gap p95 {} {} {}", format_seconds(e.ttft50),
+                     format_seconds(t.queue_ttft_seconds), format_seconds(e.gap95),
+                     cmp(a == Answer::holds, "<", ">="), format_seconds(t.queue_gap_p95_seconds));
+}
+
+// What was held: answers all at once, stalls that ended in bursts, chunks together.
+std::string transport_evidence(const Evidence& e, const Thresholds&, Answer a) {
+  if (e.no_gaps()) return "single-chunk answers: no gaps to read";
+  const WindowStats& w = e.w;
+  std::string held = together_text(w);
+  if (e.release.buffered)
+    held =
+        fmt::format("{} of {} answers arrived all at once ({})", w.buffered_probes, w.probes, held);
+  std::string bursts =
+      w.stalls == 0 ? std::string("no stall")
+                    : fmt::format("{} of {} stalls ended in a burst", w.burst_stalls, w.stalls);
+  if (a == Answer::holds) return held + "; " + bursts;
+  return fmt::format("nothing held: {}; {}", held, bursts);
+}
+
+std::string generation_evidence(const Evidence& e, const Thresholds&, Answer a) {
+  if (e.no_gaps()) return "single-chunk answers: no gaps to read";
+  if (a == Answer::cannot_tell)
+    return "each answer came at once: whether the source paused cannot be seen";
+  const WindowStats& w = e.w;
+  const std::string stalled =
+      fmt::format("{} of {} probes stalled (typical worst gap {})", w.stalled_probes, w.probes,
+                  format_seconds(e.typical_max));
+  if (a == Answer::holds) return stalled + "; streams resumed at their cadence, none held";
+  if (e.gaps.holds()) return stalled + "; the pauses were held on the path (transport)";
+  return fmt::format("gaps flat: p95 {} against p50 {}; {}", format_seconds(e.gap95),
+                     format_seconds(e.gap50), stalled);
+}
+
+std::string long_answer_evidence(const Evidence& e, const Thresholds& t, Answer) {
+  return fmt::format("duration p50 {} {} {}, {} chunks per answer, gaps {}",
+                     format_seconds(e.dur50),
+                     cmp(e.dur50 > t.long_answer_duration_seconds, ">", "<="),
+                     format_seconds(t.long_answer_duration_seconds), format_number(e.w.chunks_p50),
+                     e.gaps.holds() ? "not flat" : "flat");
+}
+
+std::string spread_evidence(const Evidence& e, const Thresholds& t, Answer) {
+  const bool by_ttft = e.ttft_spread >= e.dur_spread;
+  return fmt::format("{} p95/p50 {} ({} / {}) {} {}", by_ttft ? "TTFT" : "duration",
+                     format_ratio(by_ttft ? e.ttft_spread : e.dur_spread),
+                     format_seconds(by_ttft ? e.ttft95 : e.dur95),
+                     format_seconds(by_ttft ? e.ttft50 : e.dur50),
+                     cmp((by_ttft ? e.ttft_spread : e.dur_spread) > t.spread_ratio, ">", "<="),
+                     format_ratio(t.spread_ratio));
+}
+
+std::string evidence_line(Shape s, const Evidence& e, const Thresholds& t, Answer a) {
+  switch (s) {
+    case Shape::queue: return queue_evidence(e, t, a);
+    case Shape::transport: return transport_evidence(e, t, a);
+    case Shape::long_answer: return long_answer_evidence(e, t, a);
+    case Shape::shared_capacity: return spread_evidence(e, t, a);
+    case Shape::generation: return generation_evidence(e, t, a);
+  }
+  return "";
+}
+
 // Too few successful probes: every shape says so instead of guessing.
 std::vector<Verdict> no_verdicts(const WindowStats& w, const Thresholds& t) {
   std::vector<Verdict> out;
   out.reserve(kAllShapes.size());
+  const std::string why = fmt::format("no verdict: {} successful probe{}, {} needed", w.probes,
+                                      w.probes == 1 ? "" : "s", t.min_probes);
   for (Shape s : kAllShapes)
-    out.push_back({s,
-                   Answer::cannot_tell,
-                   false,
-                   fmt::format("no verdict: {} successful probe{}, {} needed", w.probes,
-                               w.probes == 1 ? "" : "s", t.min_probes),
-                   {{"probes", static_cast<double>(w.probes)}}});
+    out.push_back(
+        {s, Answer::cannot_tell, false, why, why, {{"probes", static_cast<double>(w.probes)}}});
   return out;
 }
 
@@ -448,8 +529,11 @@ std::vector<Verdict> diagnose(const WindowStats& w, const config::DiagnosisThres
   if (w.probes < static_cast<std::size_t>(std::max(t.min_probes, 1))) return no_verdicts(w, t);
   const Evidence e = evidence_of(w, t);
   std::vector<Verdict> out;
-  for (const Rule& rule : kRules)
-    out.push_back({rule.shape, rule.answer(e, t), true, rule.why(e, t), rule.numbers(e, t)});
+  for (const Rule& rule : kRules) {
+    const Answer a = rule.answer(e, t);
+    out.push_back({rule.shape, a, true, rule.why(e, t), evidence_line(rule.shape, e, t, a),
+                   rule.numbers(e, t)});
+  }
   return out;
 }
 

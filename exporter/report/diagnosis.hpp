@@ -46,6 +46,8 @@ struct WindowStats {
   std::size_t burst_stalls = 0;     // stalls that ended with >= burst_chunks released
   std::size_t buffered_probes = 0;  // answers that arrived all at once (is_all_at_once)
   double coalesced_share = 0;       // chunks in their predecessor's read / chunk pairs
+  std::size_t together_chunks = 0;  // chunks held together (held_together), all probes
+  std::size_t chunk_pairs = 0;      // chunks after the first, all probes
 };
 WindowStats window_stats(const std::vector<probe::ProbeResult>& probes,
                          const config::DiagnosisThresholds& thresholds = {});
@@ -66,6 +68,9 @@ struct Verdict {
   Answer answer = Answer::not_holds;
   bool enough_probes = true;  // false: fewer than min_probes successful probes (cannot_tell)
   std::string why;            // plain words with the numbers and the thresholds they met or missed
+  // One short line (under 100 columns) with the evidence that decided it, for
+  // the terminal summary and the pages: "48 of 59 chunks arrived together".
+  std::string evidence;
   // The numbers behind the verdict (name -> value, seconds or ratios), for JSON and dashboards.
   std::vector<std::pair<std::string, double>> numbers;
 
@@ -90,5 +95,9 @@ inline constexpr double kGapFloorSeconds = 0.001;
 // behind it. A long wait before the first chunk is not evidence of holding:
 // a model that thinks for 6 s and then streams at its cadence is not held.
 bool is_all_at_once(const probe::ProbeResult& r);
+
+// Chunks of `r` that arrived together with the one before: in its read, or
+// under kGapFloorSeconds behind it.
+std::size_t held_together(const probe::ProbeResult& r);
 
 }  // namespace lse::report

@@ -46,6 +46,7 @@ json::Value series_json(const SeriesSummary& ss) {
                       {"stall_threshold_ms", ss.stall_threshold * 1e3},
                       {"fields", fields_json(ss)},
                       {"shapes", ss.shapes},
+                      {"verdict", ss.verdict},
                       {"diagnosis", to_json(ss.diagnosis)}};
 }
 
@@ -66,6 +67,7 @@ json::Value to_json(const std::vector<Verdict>& verdicts) {
                                {"holds", holds_json(v.answer)},
                                {"enough_probes", v.enough_probes},
                                {"why", v.why},
+                               {"evidence", v.evidence},
                                {"numbers", std::move(numbers)}});
   }
   return arr;
