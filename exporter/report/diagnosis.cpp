@@ -297,7 +297,7 @@ std::string held_why(const Evidence& e, const config::DiagnosisThresholds& t) {
 std::string source_why(const Evidence& e, const config::DiagnosisThresholds& t) {
   std::string why = transport_why(e, t) + "; " + release_why(e, t);
   if (e.gaps.holds() && e.release.holds()) why += ": the pauses were held on the path (transport)";
-  if (e.release.buffered)
+  if (e.gaps.all_in_bursts)
     why += "; the answer arrived at once, so whether the source paused cannot be seen from here";
   return why;
 }
@@ -421,11 +421,12 @@ constexpr Rule kRules[] = {
      }},
     {// generation: the gaps are not flat and nothing was released at once:
      // the source paused and resumed at its cadence.
-     // Behind a hop that delivered the whole answer at once, or without
-     // gaps, whether the source paused cannot be seen.
+     // Behind a hop that delivered the whole answer in one burst (95% of
+     // gaps under 1 ms), or without gaps, whether the source paused cannot
+     // be seen. Batches (haproxy's ~200 ms) still show longer pauses.
      Shape::generation,
      [](const Evidence& e, const Thresholds&) {
-       if (e.no_gaps() || e.release.buffered) return Answer::cannot_tell;
+       if (e.no_gaps() || e.gaps.all_in_bursts) return Answer::cannot_tell;
        return answer_of(e.source_pauses());
      },
      source_why, gap_numbers},
