@@ -63,7 +63,9 @@ std::string summary_line(const std::string& path, const config::Config& cfg) {
 
 int check_config_command(const CheckConfigOptions& o, std::ostream& out, std::ostream& err) {
   config::LoadOptions load;
-  load.check_listen = true;  // no exporter runs on this config yet: its port must be free
+  // The address is tried: taken is a warning (the exporter may run on this
+  // config, checked before a reload), any other problem an error.
+  load.check_listen = true;
   load.read_secrets = !o.no_env_check;
   load.check_rows_path = true;  // a FIFO or read-only rows path is an error here, not at start
   try {

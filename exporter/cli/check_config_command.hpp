@@ -3,7 +3,8 @@
 // it posts and which header carries its key (never the key itself). Every
 // error of the file is reported (file:line:col each, in file order, then a
 // count), warnings go to stderr without failing, and the listen address is
-// tried for real (resolved and bound once).
+// tried for real (resolved and bound once): an address already in use (the
+// exporter running beside the check) is a warning, any other problem an error.
 #pragma once
 #include <CLI/CLI.hpp>
 #include <iosfwd>

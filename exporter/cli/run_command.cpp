@@ -1,473 +1,38 @@
-// `run`: plan → N coroutines on one io_context pulling from the plan, with
-// probers shared per target → rows, progress, summary, report.
+// `run`: the options, then plan (cli/run_experiment, run_plan) → drive
+// (cli/run_driver, run_progress) → rows, summary, report.
 #include "cli/run_command.hpp"
 
 #include <unistd.h>
 
 #include <utility>
 #include <fmt/format.h>
-#include <algorithm>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/signal_set.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/use_awaitable.hpp>
-#include <cerrno>
-#include <chrono>
-#include <cmath>
+#include <csignal>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <map>
 #include <memory>
 #include <random>
-#include <set>
-#include <sstream>
 #include <stdexcept>
 
+#include "api/adapter.hpp"
+#include "cli/run_driver.hpp"
+#include "cli/run_experiment.hpp"
+#include "cli/run_progress.hpp"
 #include "cli/run_proxy.hpp"
 #include "config/config.hpp"
-#include "net/url.hpp"
-#include "probe/probe_loop.hpp"
-#include "probe/prober.hpp"
-#include "probe/prober_pool.hpp"
-#include "report/format.hpp"
 #include "report/html.hpp"
 #include "report/rows_file.hpp"
 #include "report/summary.hpp"
-#include "schedule/probe_runner.hpp"
 #include "util/atomic_file.hpp"
-#include "util/bounded_file.hpp"
 #include "util/json.hpp"
 #include "util/wall_clock.hpp"
 
 namespace lse::cli {
-
-namespace asio = boost::asio;
-using SteadyClock = std::chrono::steady_clock;
 
 namespace {
 
 constexpr int kExitOk = 0;
 constexpr int kExitNoData = 1;
 constexpr int kExitUsage = 2;
-constexpr int kExitInterrupted = 130;
-
-// Bad input the user can fix: printed as "run: <message>", exit 2.
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-std::string clock_text(double seconds) {
-  const auto s = static_cast<long>(std::lround(std::max(0.0, seconds)));
-  if (s >= 3600) return fmt::format("{}:{:02}:{:02}", s / 3600, (s / 60) % 60, s % 60);
-  return fmt::format("{}:{:02}", s / 60, s % 60);
-}
-
-bool parse_positive_int(const std::string& s, int& out) {
-  if (s.empty() || s.size() > 9 ||
-      !std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); }))
-    return false;
-  out = std::stoi(s);
-  return out > 0;
-}
-
-// What one run probes: targets, their prompts, thresholds, series order.
-struct Experiment {
-  std::vector<config::Target> targets;
-  std::vector<std::vector<config::Prompt>> prompts;  // per target
-  config::DiagnosisThresholds thresholds;
-  std::vector<double> gap_buckets = config::Buckets{}.gap;  // the report's gap histogram bins
-  report::SeriesOrder order;
-  int runs = 20;
-  std::vector<ProxyRoute> routes;  // per target, decided before the first probe
-};
-
-// Bounded like the config's prompt files (util/bounded_file.hpp, the
-// default limits.prompt_file_bytes): `run /dev/zero` ends at once.
-std::string read_prompt_file(const std::string& path) {
-  util::FileRead file =
-      util::read_bounded_file(path, config::Limits{}.prompt_file_bytes, "prompt files");
-  if (file.problem == util::FileProblem::directory)
-    throw UsageError(fmt::format("prompt file '{}' is a directory", path));
-  if (!file.ok()) {
-    const bool by_errno =
-        file.problem == util::FileProblem::missing || file.problem == util::FileProblem::unreadable;
-    throw UsageError(fmt::format("cannot read prompt file '{}': {}", path,
-                                 by_errno ? std::strerror(file.error_number) : file.error));
-  }
-  std::string s = std::move(file.content);
-  while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
-  if (s.find_first_not_of(" \t\r\n") == std::string::npos)
-    throw UsageError(fmt::format("prompt file '{}' is empty", path));
-  return s;
-}
-
-// A prompt's name from its file: the stem, made unique ("short", "short-2").
-std::string prompt_name(const std::string& path, const std::vector<config::Prompt>& taken) {
-  std::string stem = std::filesystem::path(path).stem().string();
-  std::string clean;
-  for (char c : stem)
-    clean +=
-        (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') ? c : '_';
-  if (clean.empty()) clean = "prompt";
-  std::string name = clean;
-  for (int n = 2;; ++n) {
-    bool used = false;
-    for (const auto& p : taken) used |= p.name == name;
-    if (!used) return name;
-    name = fmt::format("{}-{}", clean, n);
-  }
-}
-
-Experiment from_config(const RunOptions& o, const Positionals& pos) {
-  if (!pos.files.empty())
-    throw UsageError(
-        fmt::format("prompt files ('{}') and --config do not mix: the config names the prompts",
-                    pos.files.front()));
-  config::Config cfg;
-  try {
-    cfg = config::load_file(o.config_path);
-  } catch (const config::ConfigError& e) {
-    throw UsageError(e.what());
-  }
-  Experiment ex;
-  ex.thresholds = cfg.diagnosis;
-  ex.gap_buckets = cfg.buckets.gap;
-  for (const auto& t : cfg.targets) {
-    ex.targets.push_back(t);
-    std::vector<config::Prompt> ps;
-    for (const auto& name : t.prompts) {
-      ps.push_back(cfg.prompts.at(name));
-      ex.order.emplace_back(t.name, name);
-    }
-    ex.prompts.push_back(std::move(ps));
-  }
-  return ex;
-}
-
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? v : "";
-}
-
-// The URL as an error may show it: a query can carry a key.
-std::string url_shown(const std::string& url) { return url.substr(0, url.find_first_of("?#")); }
-
-// --api, else MC_API, else openai-chat; the error lists the supported values.
-api::Dialect dialect_of(const RunOptions& o) {
-  const std::string name = !o.api.empty() ? o.api : env("MC_API");
-  if (name.empty()) return api::Dialect::openai_chat;
-  const auto dialect = api::parse_dialect(name);
-  if (!dialect)
-    throw UsageError(fmt::format("{}: unknown api '{}' (supported: {})",
-                                 o.api.empty() ? "MC_API" : "--api", name, api::dialect_list()));
-  return *dialect;
-}
-
-// MC_API_KEY, else the variable the provider's SDKs read (ANTHROPIC_API_KEY, ...).
-config::Auth key_of(api::Dialect dialect) {
-  config::Auth auth;
-  std::string name = "MC_API_KEY";
-  std::string key = env("MC_API_KEY");
-  if (const auto convention = api::key_header(dialect).env; key.empty() && !convention.empty()) {
-    name = std::string(convention);
-    key = env(name.c_str());
-  }
-  if (key.empty()) return auth;
-  auth.kind = config::Auth::Kind::bearer;  // in the dialect's key header
-  auth.secret = {key, "env " + name};
-  return auth;
-}
-
-Experiment from_environment(const RunOptions& o, const Positionals& pos) {
-  const std::string base = env("MC_BASE_URL"), model = env("MC_MODEL");
-  if (base.empty())
-    throw UsageError(
-        "no --config and MC_BASE_URL is not set: give --config FILE, or set MC_BASE_URL "
-        "(and MC_MODEL, MC_API_KEY) and pass prompt files");
-  if (model.empty())
-    throw UsageError("MC_BASE_URL is set but MC_MODEL is not: set the model name to probe");
-  const auto url = net::parse_url(base);
-  if (!url)
-    throw UsageError(fmt::format("MC_BASE_URL is not an http(s) URL: '{}'", url_shown(base)));
-  if (pos.files.empty())
-    throw UsageError(
-        "no prompt files: run PROMPT_FILE... [RUNS] (e.g. `run prompt.txt 20`), or use --config");
-  Experiment ex;
-  config::Target t;  // the config defaults (config.hpp) are the defaults here too
-  t.name = url->host;
-  t.url = base;
-  t.api = dialect_of(o);
-  t.model = model;
-  t.auth = key_of(t.api);
-  t.proxy_from_environment = true;  // HTTP(S)_PROXY / NO_PROXY, as curl and every SDK
-  std::vector<config::Prompt> ps;
-  for (const auto& f : pos.files) {
-    config::Prompt p{prompt_name(f, ps), read_prompt_file(f), f};
-    t.prompts.push_back(p.name);
-    ex.order.emplace_back(t.name, p.name);
-    ps.push_back(std::move(p));
-  }
-  ex.targets.push_back(std::move(t));
-  ex.prompts.push_back(std::move(ps));
-  return ex;
-}
-
-// Progress on stderr: a redrawn line on a terminal, plain lines otherwise.
-class Progress {
- public:
-  Progress(std::size_t measured, std::size_t warmup, bool tty)
-      : measured_total_(measured), warmup_total_(warmup), tty_(tty), start_(SteadyClock::now()) {}
-
-  bool tty() const { return tty_; }
-
-  void completed(const probe::ProbeResult& r, const PlanItem& item) {
-    if (item.warmup)
-      ++warmup_done_;
-    else
-      ++measured_done_;
-    last_ = describe(r, item);
-    if (tty_) {
-      redraw();
-    } else {
-      std::fprintf(stderr, "%s elapsed=%s eta=%s\n", last_.c_str(), clock_text(elapsed()).c_str(),
-                   clock_text(eta()).c_str());
-      std::fflush(stderr);
-    }
-  }
-
-  void redraw() {
-    if (!tty_) return;
-    const std::string line =
-        fmt::format("{}  ·  elapsed {}  ·  ETA {}", last_.empty() ? "starting" : last_,
-                    clock_text(elapsed()), clock_text(eta()));
-    std::fprintf(stderr, "\r\x1b[K%s", line.c_str());
-    std::fflush(stderr);
-    drawn_ = true;
-  }
-
-  // A line of its own (e.g. a write error) between progress lines.
-  void note(const std::string& line) {
-    if (tty_ && drawn_) std::fprintf(stderr, "\r\x1b[K");
-    std::fprintf(stderr, "%s\n", line.c_str());
-    drawn_ = false;
-    redraw();
-  }
-
-  void finish() {
-    if (tty_ && drawn_) std::fprintf(stderr, "\n");
-    std::fflush(stderr);
-    drawn_ = false;
-  }
-
-  double elapsed() const {
-    return std::chrono::duration<double>(SteadyClock::now() - start_).count();
-  }
-
- private:
-  double eta() const {
-    const std::size_t done = measured_done_ + warmup_done_;
-    const std::size_t total = measured_total_ + warmup_total_;
-    if (done == 0) return 0;
-    return elapsed() / static_cast<double>(done) * static_cast<double>(total - done);
-  }
-
-  std::string describe(const probe::ProbeResult& r, const PlanItem& item) const {
-    std::string head = item.warmup ? fmt::format("warmup {}/{}", warmup_done_, warmup_total_)
-                                   : fmt::format("run {}/{}", measured_done_, measured_total_);
-    std::string what;
-    if (r.ok)
-      what = fmt::format("ok ttft={} chunks={} stalls={}",
-                         r.ttft ? report::format_seconds(*r.ttft) : "-", r.chunks, r.stalls);
-    else
-      what = fmt::format("FAILED {}{}", probe::to_string(r.reason),
-                         r.error_detail.empty() ? "" : ": " + r.error_detail);
-    return fmt::format("{} target={} prompt={} {}", head, r.target, r.prompt, what);
-  }
-
-  std::size_t measured_total_, warmup_total_;
-  std::size_t measured_done_ = 0, warmup_done_ = 0;
-  bool tty_;
-  bool drawn_ = false;
-  SteadyClock::time_point start_;
-  std::string last_;
-};
-
-// Drives the plan on one io_context thread: `concurrency` coroutines share
-// the plan index and a pool of probers per target (probe/prober_pool.hpp):
-// a slot takes one for its item's target and gives it back, so probers and
-// their keep-alive connections grow with the work (at most `concurrency`
-// busy, one idle per target, `concurrency` idle spares), not with
-// slots × targets.
-class Runner {
- public:
-  Runner(const Experiment& ex, std::vector<PlanItem> plan, int concurrency,
-         const std::string& user_agent, const std::string& host, report::RowsWriter& rows,
-         Progress& progress)
-      : ex_(ex),
-        plan_(std::move(plan)),
-        rows_(rows),
-        progress_(progress),
-        signals_(io_, SIGINT, SIGTERM),
-        ticker_(io_),
-        workers_(static_cast<std::size_t>(std::max(1, concurrency))),
-        usage_rejected_(ex_.targets.size(), false),
-        pool_(workers_, [this, user_agent, host](std::size_t t) {
-          auto p = std::make_unique<probe::Prober>(io_, ex_.targets[t], host, user_agent);
-          if (usage_rejected_[t]) p->set_include_usage(false);
-          return p;
-        }) {
-    // One prober per target up front: a bad URL or TLS file fails here,
-    // before the first probe (each stays as its target's idle prober).
-    for (std::size_t t = 0; t < ex_.targets.size(); ++t) {
-      try {
-        pool_.adopt(t, std::make_unique<probe::Prober>(io_, ex_.targets[t], host, user_agent));
-      } catch (const std::exception& e) {
-        throw UsageError(e.what());
-      }
-    }
-  }
-
-  // Returns the signal that stopped the run, or 0.
-  int run() {
-    signals_.async_wait(
-        [this](const boost::system::error_code& ec, int sig) { on_signal(ec, sig); });
-    if (progress_.tty()) tick();
-    active_ = workers_;
-    for (std::size_t w = 0; w < workers_; ++w)
-      asio::co_spawn(io_, worker(), [this](const std::exception_ptr& e) {
-        if (e && !error_) error_ = e;
-        if (--active_ == 0) {
-          boost::system::error_code ignored;
-          signals_.cancel(ignored);
-          ticker_.cancel();
-        }
-      });
-    probe::run_probe_loop(io_);  // the default wake-up window, as serve's
-    progress_.finish();
-    if (error_) std::rethrow_exception(error_);
-    return stopped_by_;
-  }
-
-  std::vector<probe::ProbeResult>& results() { return results_; }
-  std::size_t planned_measured() const {
-    return static_cast<std::size_t>(
-        std::count_if(plan_.begin(), plan_.end(), [](const PlanItem& p) { return !p.warmup; }));
-  }
-  std::size_t measured_done() const { return measured_done_; }
-  std::size_t canceled() const { return canceled_; }  // in-flight probes a signal cut
-  // Rows that could not be appended, and the distinct reasons (each was
-  // printed once on stderr when it first happened).
-  std::size_t rows_failed() const { return rows_failed_; }
-  const std::set<std::string>& write_errors() const { return write_errors_; }
-
- private:
-  // Gives a prober back to the pool however its probe ends, and remembers
-  // what it learned about the target (a rejected stream_options).
-  struct Lease {
-    Runner& runner;
-    std::size_t target;
-    probe::Prober& prober;
-    Lease(Runner& r, std::size_t t) : runner(r), target(t), prober(r.pool_.acquire(t)) {}
-    Lease(const Lease&) = delete;
-    Lease& operator=(const Lease&) = delete;
-    ~Lease() {
-      if (!prober.include_usage()) runner.usage_rejected_[target] = true;
-      runner.pool_.release(prober);
-    }
-  };
-
-  asio::awaitable<void> worker() {
-    while (!stopping_ && next_ < plan_.size()) {
-      const PlanItem item = plan_[next_++];
-      probe::ProbeResult r;
-      {
-        const Lease lease(*this, item.target);
-        r = co_await lease.prober.run(ex_.prompts[item.target][item.prompt]);
-      }
-      schedule::clean_upstream_text(
-          r, util::Redactor(config::secret_values(ex_.targets[item.target])));
-      if (stopping_ && !r.ok && r.reason == probe::FailureReason::canceled) {
-        // Not a measurement, but the row says the run was cut here (never a
-        // lost row): reason canceled, which every reader counts as a failure.
-        if (!item.warmup) {
-          ++canceled_;
-          write_row(r);
-        }
-        break;
-      }
-      r.warmup = item.warmup;
-      if (!item.warmup) {
-        ++measured_done_;
-        write_row(r);
-      }
-      results_.push_back(r);
-      progress_.completed(r, item);
-    }
-  }
-
-  // A row that cannot be written (disk full, permission) does not stop the
-  // experiment: probing goes on, every later row is tried again (space may
-  // come back), each distinct error is printed once, and the end of the run
-  // says how many rows are missing (exit 1).
-  void write_row(const probe::ProbeResult& r) {
-    try {
-      rows_.append(r);
-    } catch (const std::exception& e) {
-      ++rows_failed_;
-      if (write_errors_.insert(e.what()).second) progress_.note(fmt::format("run: {}", e.what()));
-    }
-  }
-
-  void on_signal(const boost::system::error_code& ec, int sig) {
-    if (ec) return;
-    if (stopping_) {
-      // A second Ctrl-C: the user does not want to wait for cancellation.
-      std::fprintf(stderr, "\nrun: second signal, exiting now; rows written so far are intact\n");
-      std::_Exit(kExitInterrupted);
-    }
-    stopping_ = true;
-    stopped_by_ = sig;
-    pool_.cancel_busy();
-    ticker_.cancel();
-    signals_.async_wait([this](const boost::system::error_code& e, int s) { on_signal(e, s); });
-  }
-
-  void tick() {
-    ticker_.expires_after(std::chrono::milliseconds(500));
-    ticker_.async_wait([this](const boost::system::error_code& ec) {
-      if (ec || stopping_ || active_ == 0) return;
-      progress_.redraw();
-      tick();
-    });
-  }
-
-  const Experiment& ex_;
-  std::vector<PlanItem> plan_;
-  report::RowsWriter& rows_;
-  Progress& progress_;
-  asio::io_context io_;
-  asio::signal_set signals_;
-  asio::steady_timer ticker_;
-  std::size_t workers_;
-  std::vector<bool> usage_rejected_;  // per target: the server refused stream_options
-  probe::ProberPool<probe::Prober> pool_;
-  std::size_t next_ = 0;
-  std::size_t active_ = 0;
-  std::size_t measured_done_ = 0;
-  std::size_t canceled_ = 0;
-  bool stopping_ = false;
-  int stopped_by_ = 0;
-  std::exception_ptr error_;
-  std::size_t rows_failed_ = 0;
-  std::set<std::string> write_errors_;
-  std::vector<probe::ProbeResult> results_;
-};
 
 std::string describe_command(const RunOptions& o, const Experiment& ex, std::uint64_t seed) {
   std::string s = "llm_stream_exporter run";
@@ -481,50 +46,6 @@ std::string describe_command(const RunOptions& o, const Experiment& ex, std::uin
 }
 
 }  // namespace
-
-Positionals split_positionals(const std::vector<std::string>& args) {
-  Positionals p;
-  p.files = args;
-  int n = 0;
-  if (!p.files.empty() && parse_positive_int(p.files.back(), n)) {
-    p.runs = n;
-    p.files.pop_back();
-  }
-  return p;
-}
-
-std::vector<PlanItem> build_plan(const std::vector<std::size_t>& prompts_per_target, int runs,
-                                 const std::vector<int>& warmup, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  // rng() % n keeps plans identical across standard libraries.
-  auto shuffle = [&](auto& v) {
-    for (std::size_t i = v.size(); i > 1; --i) std::swap(v[i - 1], v[rng() % i]);
-  };
-  std::vector<PlanItem> plan;
-  const std::size_t targets = prompts_per_target.size();
-  for (std::size_t t = 0; t < targets; ++t) {
-    const std::size_t n = prompts_per_target[t];
-    if (n == 0) continue;
-    std::vector<std::size_t> order(n);
-    for (std::size_t i = 0; i < n; ++i) order[i] = i;
-    shuffle(order);
-    const int w = t < warmup.size() ? warmup[t] : 0;
-    for (int i = 0; i < w; ++i)
-      plan.push_back({t, order[static_cast<std::size_t>(i) % n], true, -1});
-  }
-  std::vector<std::size_t> target_order(targets);
-  for (std::size_t t = 0; t < targets; ++t) target_order[t] = t;
-  for (int round = 0; round < runs; ++round) {
-    shuffle(target_order);
-    for (std::size_t t : target_order) {
-      std::vector<std::size_t> order(prompts_per_target[t]);
-      for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-      shuffle(order);
-      for (std::size_t p : order) plan.push_back({t, p, false, round});
-    }
-  }
-  return plan;
-}
 
 CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
   auto* cmd = app.add_subcommand("run",
@@ -564,6 +85,10 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
                 "without --config, and with a target's proxy_from_environment) and proxy_url");
   cmd->add_option("--format", o.format, "summary on stdout: table or json")
       ->check(CLI::IsMember({"table", "json"}));
+  cmd->add_flag("-v,--explain", o.explain,
+                "the table explained: per series every field's p50/p95/max and every rule of the "
+                "diagnosis with its numbers, [x] holds, [ ] does not, [?] cannot tell (default: "
+                "one line per series and one of evidence per verdict)");
   return cmd;
 }
 
@@ -702,7 +227,7 @@ void print_summary(const report::Summary& summary, const RunSetup& s, const RunO
     doc.set("elapsed_seconds", p.elapsed);
     std::cout << json::dump(doc) << "\n";
   } else {
-    std::cout << report::render_table(summary);
+    std::cout << report::render_table(summary, {.explain = o.explain});
   }
   std::cout.flush();
 }

@@ -23,6 +23,7 @@ struct RunOptions {
   std::string seed;             // shuffle seed; empty: random (printed)
   int concurrency = 1;
   std::string format = "table";  // table | json
+  bool explain = false;          // --explain, -v: every field and every rule in the table
   std::string api;               // --api (without --config); empty: MC_API, else openai-chat
   bool no_proxy = false;         // --no-proxy: every target connects directly (cli/run_proxy.hpp)
 

@@ -33,9 +33,10 @@ int bind_once(int family, const sockaddr* addr, socklen_t len, bool dual_stack) 
   return error;
 }
 
-std::optional<std::string> bind_error(const net::ListenAddress& address, int error) {
+std::optional<ListenProblem> bind_error(const net::ListenAddress& address, int error) {
   if (error == 0) return std::nullopt;
-  return fmt::format("cannot bind {}: {}", shown(address), std::strerror(error));
+  return ListenProblem{fmt::format("cannot bind {}: {}", shown(address), std::strerror(error)),
+                       error == EADDRINUSE};
 }
 
 int bind_any_interface(in_port_t port) {
@@ -54,7 +55,7 @@ int bind_any_interface(in_port_t port) {
 
 }  // namespace
 
-std::optional<std::string> try_listen(const net::ListenAddress& address) {
+std::optional<ListenProblem> try_listen(const net::ListenAddress& address) {
   if (address.host.empty())
     return bind_error(address, bind_any_interface(static_cast<in_port_t>(std::stoi(address.port))));
   addrinfo hints{};
@@ -63,8 +64,9 @@ std::optional<std::string> try_listen(const net::ListenAddress& address) {
   addrinfo* found = nullptr;
   const int rc = ::getaddrinfo(address.host.c_str(), address.port.c_str(), &hints, &found);
   if (rc != 0 || found == nullptr)
-    return fmt::format("cannot resolve '{}': {}", address.host,
-                       rc != 0 ? ::gai_strerror(rc) : "no address");
+    return ListenProblem{fmt::format("cannot resolve '{}': {}", address.host,
+                                     rc != 0 ? ::gai_strerror(rc) : "no address"),
+                         false};
   std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> owned(found, &::freeaddrinfo);
   // The first address, as the server's resolver takes it.
   return bind_error(address, bind_once(found->ai_family, found->ai_addr, found->ai_addrlen, false));

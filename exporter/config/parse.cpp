@@ -246,9 +246,13 @@ void parse_listen(const Reader& r, const std::optional<Item>& item, const YAML::
   if (auto err = detail::check_listen(config.listen)) r.fail(mark, *err);
   if (!r.options().check_listen) return;
   const auto address = net::parse_listen_address(config.listen, nullptr);
-  if (auto err = detail::try_listen(*address)) {
-    r.fail(mark, item ? "listen: " + *err
-                      : fmt::format("listen (the default {}): {}", config.listen, *err));
+  if (auto problem = detail::try_listen(*address)) {
+    const std::string what =
+        item ? "listen: " + problem->message
+             : fmt::format("listen (the default {}): {}", config.listen, problem->message);
+    if (!problem->in_use) r.fail(mark, what);  // throws
+    // Taken, most often by the exporter running on this very config.
+    r.warn(mark, what + " (is the exporter already running? serve cannot start beside it)");
   }
 }
 

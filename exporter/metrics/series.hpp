@@ -83,7 +83,7 @@ struct Series {
   // (one, unless per_prompt: false); a shape's gauge is 1 when it holds for
   // any of them. Written under the shared lock, hence the mutex.
   std::mutex verdicts_mutex;
-  std::map<std::string, std::array<bool, kShapeCount>, std::less<>> verdicts;
+  std::map<std::string, std::array<report::Answer, kShapeCount>, std::less<>> verdicts;
 };
 
 struct TargetSeries {

@@ -144,10 +144,20 @@ struct GapMoves {
     if (!opposite) return describe(main);
     return fmt::format("{}; {} the other way", describe(main), describe(opposite));
   }
-  // The typical gap shrank while the tail grew: chunks held, then released together.
+  // The typical gap shrank while the gaps' own tail (gap_p95 or gap_max)
+  // grew: chunks held, then released together.
   bool batching() const {
     return opposite && main->change > 0 && main->part != ClockPart::gap_p50 &&
            opposite->part == ClockPart::gap_p50;
+  }
+  // Names the parts by their defined names: "tail" is the end of the
+  // stream (last chunk to close), never the gaps' p95.
+  std::string batching_hint() const {
+    if (!batching()) return "";
+    return fmt::format(
+        "; gap_p50 shrank while {} grew: chunks are held and released in batches (e.g. "
+        "haproxy's default batching, fixed by `option http-no-delay`)",
+        to_string(main->part));
   }
 };
 
@@ -159,10 +169,6 @@ GapMoves gap_moves(const SeriesComparison& s) {
         largest_moved(s, {ClockPart::gap_p50, ClockPart::gap_p95, ClockPart::gap_max}, g.main);
   return g;
 }
-
-constexpr std::string_view kBatchingHint =
-    "; the typical gap shrank while the tail grew: chunks are held and released in batches "
-    "(e.g. haproxy's default batching, fixed by `option http-no-delay`)";
 
 // The burst rule: TTFT grew while B's gaps collapsed to ~0 and its stalls are
 // gone: something between the hosts holds the whole stream and releases it at once.
@@ -204,7 +210,7 @@ std::pair<std::string, std::string> verdict_for(const SeriesComparison& s,
   if (gaps_collapsed_while_ttft_grew(s, o)) return buffer_verdict(s);
   const GapMoves gm = gap_moves(s);
   const std::string gaps = gm.text();
-  const std::string batching = gm.batching() ? std::string(kBatchingHint) : std::string();
+  const std::string batching = gm.batching_hint();
   const auto ttft = describe(largest_moved(s, {ClockPart::ttft}));
   if (s.gaps_moved && !s.ttft_moved)
     return {"transport",

@@ -57,10 +57,34 @@ std::string_view advice(Shape s) {
   return "";
 }
 
+std::string_view to_string(Answer a) {
+  switch (a) {
+    case Answer::holds: return "holds";
+    case Answer::not_holds: return "does not hold";
+    case Answer::cannot_tell: return "cannot tell";
+  }
+  return "";
+}
+
+std::string_view mark(Answer a) {
+  switch (a) {
+    case Answer::holds: return "[x]";
+    case Answer::not_holds: return "[ ]";
+    case Answer::cannot_tell: return "[?]";
+  }
+  return "";
+}
+
+std::size_t held_together(const probe::ProbeResult& r) {
+  const auto under_floor =
+      std::count_if(r.gaps.begin(), r.gaps.end(), [](double g) { return g < kGapFloorSeconds; });
+  return std::max(r.coalesced_chunks, static_cast<std::size_t>(under_floor));
+}
+
 bool is_all_at_once(const probe::ProbeResult& r) {
-  if (r.chunks < 8 || !r.ttft) return false;
+  if (r.chunks < 8) return false;
   const auto pairs = static_cast<double>(r.chunks - 1);
-  return static_cast<double>(r.coalesced_chunks) >= 0.9 * pairs || *r.ttft >= 0.9 * r.duration;
+  return static_cast<double>(held_together(r)) >= 0.9 * pairs;
 }
 
 namespace {
@@ -76,6 +100,7 @@ void add_release(const probe::ProbeResult& r, std::size_t burst_chunks, WindowSt
   if (is_all_at_once(r)) ++w.buffered_probes;
   if (r.chunks > 1) pairs += r.chunks - 1;
   coalesced += r.coalesced_chunks;
+  w.together_chunks += held_together(r);
 }
 
 }  // namespace
@@ -112,6 +137,7 @@ WindowStats window_stats(const std::vector<probe::ProbeResult>& probes,
   w.stalled_share = static_cast<double>(w.stalled_probes) / static_cast<double>(w.probes);
   w.chunks_p50 = percentile(chunks, 0.50).value_or(0);
   if (pairs > 0) w.coalesced_share = static_cast<double>(coalesced) / static_cast<double>(pairs);
+  w.chunk_pairs = pairs;
   return w;
 }
 
@@ -181,7 +207,13 @@ struct Evidence {
   bool source_pauses() const { return gaps.holds() && !release.holds(); }
   // The gaps are not flat (or the answer came at once) and a hop released held data.
   bool held_in_transit() const { return (gaps.holds() && release.holds()) || release.buffered; }
+  // The whole answer came in one burst: what the source did (queue before the
+  // first token, pauses mid-answer) is hidden behind the hop that held it.
+  bool source_hidden() const { return gaps.all_in_bursts || release.buffered; }
+  bool no_gaps() const { return !w.gap_p50.has_value(); }
 };
+
+Answer answer_of(bool holds) { return holds ? Answer::holds : Answer::not_holds; }
 
 Evidence evidence_of(const WindowStats& w, const config::DiagnosisThresholds& t) {
   const double ttft50 = w.ttft_p50.value_or(0), ttft95 = w.ttft_p95.value_or(0);
@@ -265,6 +297,8 @@ std::string held_why(const Evidence& e, const config::DiagnosisThresholds& t) {
 std::string source_why(const Evidence& e, const config::DiagnosisThresholds& t) {
   std::string why = transport_why(e, t) + "; " + release_why(e, t);
   if (e.gaps.holds() && e.release.holds()) why += ": the pauses were held on the path (transport)";
+  if (e.gaps.all_in_bursts)
+    why += "; the answer arrived at once, so whether the source paused cannot be seen from here";
   return why;
 }
 
@@ -274,7 +308,7 @@ using Numbers = std::vector<std::pair<std::string, double>>;
 // One shape: when it holds, why (in words, with the thresholds), and the numbers behind it.
 struct Rule {
   Shape shape;
-  bool (*holds)(const Evidence&, const Thresholds&);
+  Answer (*answer)(const Evidence&, const Thresholds&);
   std::string (*why)(const Evidence&, const Thresholds&);
   Numbers (*numbers)(const Evidence&, const Thresholds&);
 };
@@ -303,10 +337,12 @@ constexpr Rule kRules[] = {
     {// queue: TTFT high, gaps tight. An answer delivered in one burst has
      // "tight" gaps and a TTFT that contains the whole generation: that is
      // buffering (transport), not a queue.
+     // A slow first token of an answer that came at once: cannot tell.
      Shape::queue,
      [](const Evidence& e, const Thresholds& t) {
-       return e.ttft50 > t.queue_ttft_seconds && e.gap95 < t.queue_gap_p95_seconds &&
-              !e.gaps.all_in_bursts;
+       if (e.ttft50 <= t.queue_ttft_seconds) return Answer::not_holds;
+       if (e.source_hidden()) return Answer::cannot_tell;
+       return answer_of(e.gap95 < t.queue_gap_p95_seconds);
      },
      [](const Evidence& e, const Thresholds& t) {
        const bool slow = e.ttft50 > t.queue_ttft_seconds;
@@ -315,7 +351,7 @@ constexpr Rule kRules[] = {
                           cmp(slow, ">", "<="), format_seconds(t.queue_ttft_seconds),
                           format_seconds(e.gap95), cmp(tight, "<", ">="),
                           format_seconds(t.queue_gap_p95_seconds),
-                          slow && tight && e.gaps.all_in_bursts
+                          slow && e.source_hidden()
                               ? " but the answer arrives in one burst, so the wait includes the "
                                 "generation: buffered, whether the server also queued cannot "
                                 "be seen from here; probe with accept_encoding: [identity] or "
@@ -333,13 +369,17 @@ constexpr Rule kRules[] = {
      // four ways (GapShape: fat tail, a typical stall, common stalls, bursts).
      // Held in transit: it also needs release evidence (Release: stalls
      // that end in bursts, chunks sharing reads, answers all at once).
-     Shape::transport, [](const Evidence& e, const Thresholds&) { return e.held_in_transit(); },
+     // Single-chunk answers have no gaps to read: cannot tell.
+     Shape::transport,
+     [](const Evidence& e, const Thresholds&) {
+       return e.no_gaps() ? Answer::cannot_tell : answer_of(e.held_in_transit());
+     },
      held_why, gap_numbers},
     {// long answer: TTFT and gaps flat, duration still high.
      Shape::long_answer,
      [](const Evidence& e, const Thresholds& t) {
-       return e.dur50 > t.long_answer_duration_seconds && !e.gaps.holds() &&
-              e.ttft50 <= t.queue_ttft_seconds;
+       return answer_of(e.dur50 > t.long_answer_duration_seconds && !e.gaps.holds() &&
+                        e.ttft50 <= t.queue_ttft_seconds);
      },
      [](const Evidence& e, const Thresholds& t) {
        return fmt::format(
@@ -359,7 +399,7 @@ constexpr Rule kRules[] = {
     {// shared capacity: identical runs spread widely (p95/p50 of TTFT or duration).
      Shape::shared_capacity,
      [](const Evidence& e, const Thresholds& t) {
-       return e.ttft_spread > t.spread_ratio || e.dur_spread > t.spread_ratio;
+       return answer_of(e.ttft_spread > t.spread_ratio || e.dur_spread > t.spread_ratio);
      },
      [](const Evidence& e, const Thresholds& t) {
        return fmt::format(
@@ -381,22 +421,106 @@ constexpr Rule kRules[] = {
      }},
     {// generation: the gaps are not flat and nothing was released at once:
      // the source paused and resumed at its cadence.
-     Shape::generation, [](const Evidence& e, const Thresholds&) { return e.source_pauses(); },
+     // Behind a hop that delivered the whole answer in one burst (95% of
+     // gaps under 1 ms), or without gaps, whether the source paused cannot
+     // be seen. Batches (haproxy's ~200 ms) still show longer pauses.
+     Shape::generation,
+     [](const Evidence& e, const Thresholds&) {
+       if (e.no_gaps() || e.gaps.all_in_bursts) return Answer::cannot_tell;
+       return answer_of(e.source_pauses());
+     },
      source_why, gap_numbers},
 };
 static_assert(std::size(kRules) == kAllShapes.size());
+
+// --- the one-line evidence of each verdict -----------------------------------
+
+// "48 of 59 chunks arrived together" (all probes of the window).
+std::string together_text(const WindowStats& w) {
+  return fmt::format("{} of {} chunks arrived together", w.together_chunks, w.chunk_pairs);
+}
+
+std::string queue_evidence(const Evidence& e, const Thresholds& t, Answer a) {
+  if (a == Answer::cannot_tell)
+    return fmt::format(
+        "TTFT p50 {}, but each answer came at once: a queue behind the hop that "
+        "held it cannot be seen",
+        format_seconds(e.ttft50));
+  if (e.ttft50 <= t.queue_ttft_seconds)
+    return fmt::format("TTFT p50 {} <= {}", format_seconds(e.ttft50),
+                       format_seconds(t.queue_ttft_seconds));
+  return fmt::format("TTFT p50 {} > {}, gap p95 {} {} {}", format_seconds(e.ttft50),
+                     format_seconds(t.queue_ttft_seconds), format_seconds(e.gap95),
+                     cmp(a == Answer::holds, "<", ">="), format_seconds(t.queue_gap_p95_seconds));
+}
+
+// What was held: answers all at once, stalls that ended in bursts, chunks together.
+std::string transport_evidence(const Evidence& e, const Thresholds&, Answer a) {
+  if (e.no_gaps()) return "single-chunk answers: no gaps to read";
+  const WindowStats& w = e.w;
+  std::string held = together_text(w);
+  if (e.release.buffered)
+    held =
+        fmt::format("{} of {} answers arrived all at once ({})", w.buffered_probes, w.probes, held);
+  std::string bursts =
+      w.stalls == 0 ? std::string("no stall")
+                    : fmt::format("{} of {} stalls ended in a burst", w.burst_stalls, w.stalls);
+  if (a == Answer::holds) return held + "; " + bursts;
+  return fmt::format("nothing held: {}; {}", held, bursts);
+}
+
+std::string generation_evidence(const Evidence& e, const Thresholds&, Answer a) {
+  if (e.no_gaps()) return "single-chunk answers: no gaps to read";
+  if (a == Answer::cannot_tell)
+    return "each answer came at once: whether the source paused cannot be seen";
+  const WindowStats& w = e.w;
+  const std::string stalled =
+      fmt::format("{} of {} probes stalled (typical worst gap {})", w.stalled_probes, w.probes,
+                  format_seconds(e.typical_max));
+  if (a == Answer::holds) return stalled + "; streams resumed at their cadence, none held";
+  if (e.gaps.holds()) return stalled + "; the pauses were held on the path (transport)";
+  return fmt::format("gaps flat: p95 {} against p50 {}; {}", format_seconds(e.gap95),
+                     format_seconds(e.gap50), stalled);
+}
+
+std::string long_answer_evidence(const Evidence& e, const Thresholds& t, Answer) {
+  return fmt::format("duration p50 {} {} {}, {} chunks per answer, gaps {}",
+                     format_seconds(e.dur50),
+                     cmp(e.dur50 > t.long_answer_duration_seconds, ">", "<="),
+                     format_seconds(t.long_answer_duration_seconds), format_number(e.w.chunks_p50),
+                     e.gaps.holds() ? "not flat" : "flat");
+}
+
+std::string spread_evidence(const Evidence& e, const Thresholds& t, Answer) {
+  const bool by_ttft = e.ttft_spread >= e.dur_spread;
+  return fmt::format("{} p95/p50 {} ({} / {}) {} {}", by_ttft ? "TTFT" : "duration",
+                     format_ratio(by_ttft ? e.ttft_spread : e.dur_spread),
+                     format_seconds(by_ttft ? e.ttft95 : e.dur95),
+                     format_seconds(by_ttft ? e.ttft50 : e.dur50),
+                     cmp((by_ttft ? e.ttft_spread : e.dur_spread) > t.spread_ratio, ">", "<="),
+                     format_ratio(t.spread_ratio));
+}
+
+std::string evidence_line(Shape s, const Evidence& e, const Thresholds& t, Answer a) {
+  switch (s) {
+    case Shape::queue: return queue_evidence(e, t, a);
+    case Shape::transport: return transport_evidence(e, t, a);
+    case Shape::long_answer: return long_answer_evidence(e, t, a);
+    case Shape::shared_capacity: return spread_evidence(e, t, a);
+    case Shape::generation: return generation_evidence(e, t, a);
+  }
+  return "";
+}
 
 // Too few successful probes: every shape says so instead of guessing.
 std::vector<Verdict> no_verdicts(const WindowStats& w, const Thresholds& t) {
   std::vector<Verdict> out;
   out.reserve(kAllShapes.size());
+  const std::string why = fmt::format("no verdict: {} successful probe{}, {} needed", w.probes,
+                                      w.probes == 1 ? "" : "s", t.min_probes);
   for (Shape s : kAllShapes)
-    out.push_back({s,
-                   false,
-                   false,
-                   fmt::format("no verdict: {} successful probe{}, {} needed", w.probes,
-                               w.probes == 1 ? "" : "s", t.min_probes),
-                   {{"probes", static_cast<double>(w.probes)}}});
+    out.push_back(
+        {s, Answer::cannot_tell, false, why, why, {{"probes", static_cast<double>(w.probes)}}});
   return out;
 }
 
@@ -406,8 +530,11 @@ std::vector<Verdict> diagnose(const WindowStats& w, const config::DiagnosisThres
   if (w.probes < static_cast<std::size_t>(std::max(t.min_probes, 1))) return no_verdicts(w, t);
   const Evidence e = evidence_of(w, t);
   std::vector<Verdict> out;
-  for (const Rule& rule : kRules)
-    out.push_back({rule.shape, rule.holds(e, t), true, rule.why(e, t), rule.numbers(e, t)});
+  for (const Rule& rule : kRules) {
+    const Answer a = rule.answer(e, t);
+    out.push_back({rule.shape, a, true, rule.why(e, t), evidence_line(rule.shape, e, t, a),
+                   rule.numbers(e, t)});
+  }
   return out;
 }
 

@@ -62,11 +62,13 @@ void finish_series(SeriesSummary& ss, const config::DiagnosisThresholds& thresho
     ss.fields[i] = spread_of(field_values(ss.probes, kAllFields[i]));
     ss.cells[i] = cells_of(kAllFields[i], ss.fields[i]);
   }
-  ss.diagnosis = diagnose(ss.probes, thresholds);
+  ss.window = window_stats(ss.probes, thresholds);
+  ss.diagnosis = diagnose(ss.window, thresholds);
   ss.model_label = ss.model.empty() ? "-" : ss.model;
   ss.failure_list = by_reason_name(ss.failures);
   ss.failures_text = join_failures(ss.failure_list);
   ss.shapes = shapes_held(ss.diagnosis);
+  ss.verdict = verdict_words(ss.diagnosis);
   ss.stall_threshold_text = format_seconds(ss.stall_threshold);
 }
 
@@ -76,9 +78,20 @@ std::string shapes_held(const std::vector<Verdict>& verdicts) {
   std::string out;
   for (const auto& v : verdicts) {
     if (!v.enough_probes) return "no verdict";
-    if (v.holds) out += (out.empty() ? "" : ", ") + std::string(title(v.shape));
+    if (v.holds()) out += (out.empty() ? "" : ", ") + std::string(title(v.shape));
   }
   return out.empty() ? "none" : out;
+}
+
+std::string verdict_words(const std::vector<Verdict>& verdicts) {
+  std::string out = shapes_held(verdicts);
+  if (out == "no verdict") return out;
+  std::string unknown;
+  for (const auto& v : verdicts)
+    if (v.cannot_tell())
+      unknown += (unknown.empty() ? "" : ", ") + std::string(title(v.shape)) + "?";
+  if (unknown.empty()) return out;
+  return out == "none" ? unknown : out + ", " + unknown;
 }
 
 std::string join_failures(const std::vector<ReasonCount>& list, std::string_view separator) {

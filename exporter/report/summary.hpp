@@ -50,6 +50,7 @@ struct SeriesSummary {
   std::string failure_example;                         // detail of the first failure, secret-free
   std::array<Spread, std::size(kAllFields)> fields{};  // indexed like kAllFields
   std::vector<Verdict> diagnosis;
+  WindowStats window;                      // pooled over the successful probes
   double stall_threshold = 0.25;           // seconds
   std::vector<probe::ProbeResult> probes;  // the measured probes, in the order they ran
 
@@ -59,6 +60,7 @@ struct SeriesSummary {
   std::vector<ReasonCount> failure_list;                  // `failures`, by reason name
   std::string failures_text;                              // "connect 1, timeout_idle 2" or ""
   std::string shapes;                                     // shapes_held(diagnosis)
+  std::string verdict;                                    // verdict_words(diagnosis)
   std::string stall_threshold_text;                       // "250.0 ms"
 
   const Spread& field(Field f) const { return fields[static_cast<std::size_t>(f)]; }
@@ -81,19 +83,32 @@ using SeriesOrder = std::vector<std::pair<std::string, std::string>>;  // (targe
 Summary summarize(const std::vector<probe::ProbeResult>& results,
                   const config::DiagnosisThresholds& thresholds, const SeriesOrder& order = {});
 
-// The text table for stdout (fixed-width columns, one block per series,
-// diagnosis lines under each block).
-std::string render_table(const Summary& summary);
+struct TableOptions {
+  // false: one line per series (target, prompt, runs ok, TTFT p50/p95, gap
+  // p95, worst gap, stalls, verdict), then one line of evidence per verdict
+  // that holds or cannot be told, and one per series with failures.
+  // true: a block per series, every field's p50/p95/max and every rule with
+  // its numbers, its [x] / [ ] / [?] and what to do.
+  bool explain = false;
+};
+
+// The text table for stdout.
+std::string render_table(const Summary& summary, const TableOptions& options = {});
 
 // Machine-readable: {"runs","ok","warmup_discarded","failures":{},"series":[{...}]}.
 // Times in milliseconds with a _ms suffix, like the raw rows.
 json::Value to_json(const Summary& summary);
 
-// The diagnosis of one series as JSON: [{"shape","holds","enough_probes","why","numbers":{}}].
+// The diagnosis of one series as JSON: [{"shape","holds","enough_probes","why","evidence",
+// "numbers":{}}]; holds is true, false or null (cannot tell).
 json::Value to_json(const std::vector<Verdict>& verdicts);
 
 // "transport, shared capacity" or "none" (or "no verdict" when too few probes).
 std::string shapes_held(const std::vector<Verdict>& verdicts);
+
+// shapes_held, then each shape that cannot be told with a "?":
+// "transport, queue?"; "none", "no verdict".
+std::string verdict_words(const std::vector<Verdict>& verdicts);
 
 // "connect 1, timeout_idle 2": `separator` goes between a reason and its count.
 std::string join_failures(const std::vector<ReasonCount>& list, std::string_view separator = " ");

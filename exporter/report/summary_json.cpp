@@ -46,7 +46,14 @@ json::Value series_json(const SeriesSummary& ss) {
                       {"stall_threshold_ms", ss.stall_threshold * 1e3},
                       {"fields", fields_json(ss)},
                       {"shapes", ss.shapes},
+                      {"verdict", ss.verdict},
                       {"diagnosis", to_json(ss.diagnosis)}};
+}
+
+// true / false / null (cannot tell).
+json::Value holds_json(Answer a) {
+  if (a == Answer::cannot_tell) return nullptr;
+  return a == Answer::holds;
 }
 
 }  // namespace
@@ -57,9 +64,10 @@ json::Value to_json(const std::vector<Verdict>& verdicts) {
     json::Object numbers;
     for (const auto& [k, x] : v.numbers) numbers.emplace_back(k, x);
     arr.push_back(json::Object{{"shape", std::string(to_string(v.shape))},
-                               {"holds", v.holds},
+                               {"holds", holds_json(v.answer)},
                                {"enough_probes", v.enough_probes},
                                {"why", v.why},
+                               {"evidence", v.evidence},
                                {"numbers", std::move(numbers)}});
   }
   return arr;

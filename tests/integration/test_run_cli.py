@@ -5,12 +5,13 @@ message and a non-zero exit; rows already written stay whole and parseable.
 """
 import json
 import os
+import re
 import signal
 import time
 import unittest
 
-from harness import TempDir, Upstream, free_port, wait_for
-from run_helpers import interrupt, prompt_files, read_rows, run_cli, start_cli
+from harness import ROOT, Exporter, TempDir, Upstream, free_port, render_config, wait_for
+from run_helpers import interrupt, prompt_files, read_rows, run_cli, run_config, start_cli
 
 SECRET = 'sk-test-secret-0123456789'
 
@@ -45,8 +46,8 @@ class EnvironmentMode(unittest.TestCase):
             # The key is a secret: nowhere in what the command printed or wrote.
             for text in (p.stdout, p.stderr, read_text(out), read_text(report)):
                 self.assertNotIn(SECRET, text)
-            self.assertIn('prompt short', p.stdout)
-            self.assertIn('gap_p95', p.stdout)
+            self.assertRegex(p.stdout, r'\n127\.0\.0\.1 +short +6/6 ')
+            self.assertIn('gap p95', p.stdout)
 
             # The same seed gives the same plan.
             out2 = f'{tmp}/rows2.jsonl'
@@ -67,6 +68,111 @@ class EnvironmentMode(unittest.TestCase):
             most = max(sum(1 for a, b in spans if a <= t < b) for t, _ in spans)
             self.assertEqual(most, 3)
             self.assertEqual(len({r['conn'] for r in reqs}), 3)  # one connection per stream
+
+
+def demo_config(tmp, upstream_base):
+    """config/demo.yaml as scripts/demo.sh writes it: its upstream, its prompt files."""
+    with open(os.path.join(ROOT, 'config', 'demo.yaml')) as f:
+        text = f.read()
+    text = text.replace('UPSTREAM_URL', upstream_base).replace(
+        'file: prompts/', f'file: {ROOT}/config/prompts/')
+    path = os.path.join(tmp, 'demo.yaml')
+    with open(path, 'w') as f:
+        f.write(text)
+    return path
+
+
+class Summary(unittest.TestCase):
+    # The demo's 13 series and what each is built to show (config/demo.yaml).
+    SERIES = {('healthy', p): 'none' for p in ('short', 'medium', 'long')}
+    SERIES.update({('stalling-proxy', p): 'transport' for p in ('short', 'medium', 'long')})
+    SERIES.update({('pausing-model', p): 'generation' for p in ('short', 'medium')})
+    SERIES.update({('queued', 'short'): 'queue'})
+    SERIES.update({(t, p): 'none' for t in ('anthropic', 'ollama') for p in ('short', 'medium')})
+
+    def test_demo_summary_is_one_line_per_series_and_one_per_verdict(self):
+        with TempDir() as tmp, Upstream(tmp) as up:
+            cfg = demo_config(tmp, up.base)
+            p = run_cli(['run', '--config', cfg, '--runs', '5', '--concurrency', '6', '--seed', '5',
+                         '--out', f'{tmp}/rows.jsonl'], rt=True)
+            self.assertEqual(p.returncode, 0, p.stderr[-3000:])
+            lines = p.stdout.splitlines()
+            self.assertLessEqual(max(len(line) for line in lines), 120, p.stdout)
+            self.assertEqual(lines[0].split(), ['target', 'prompt', 'runs', 'ok', 'TTFT', 'p50', 'TTFT',
+                                                'p95', 'gap', 'p95', 'worst', 'gap', 'stalls', 'verdict'])
+            self.assertTrue(lines[-1].startswith('total: 65 runs, 65 ok, 0 failed; 6 warmup runs discarded'),
+                            lines[-1])
+            at = lines[0].index('verdict')
+            verdicts, evidence, last = {}, {}, None
+            for line in lines[1:-1]:
+                if line.startswith('    '):
+                    shape, text = line.strip().split(': ', 1)
+                    evidence.setdefault(last, []).append(shape)
+                    self.assertTrue(text, line)
+                    continue
+                cells = line.split()
+                last = (cells[0], cells[1])
+                self.assertEqual(cells[2], '5/5', line)
+                verdicts[last] = line[at:]
+            self.assertEqual(set(verdicts), set(self.SERIES), p.stdout)
+            # Exactly the lines the series imply: a header, one per series, one of
+            # evidence per shape that holds, the total.
+            shapes = {k: [] if v == 'none' else v.split(', ') for k, v in verdicts.items()}
+            self.assertEqual(len(lines), 1 + len(verdicts) + sum(len(v) for v in shapes.values()) + 1,
+                             p.stdout)
+            for key, held in shapes.items():
+                self.assertEqual(evidence.get(key, []), held, key)
+                # Each series shows the shape it is built to show (load on a shared
+                # machine may add "shared capacity" to a series; nothing else).
+                planted = self.SERIES[key]
+                self.assertEqual([s for s in held if s != 'shared capacity'],
+                                 [] if planted == 'none' else [planted], (key, p.stdout))
+            # Transport's evidence is chunks held; the pausing model's its stalls.
+            self.assertRegex(p.stdout, r'\n    transport: \d+ of \d+ chunks arrived together; '
+                                       r'10 of 10 stalls ended in a burst')
+            self.assertRegex(p.stdout, r'\n    generation: 5 of 5 probes stalled')
+            # Stalls: the planted two per probe, five probes.
+            for line in lines:
+                if line.startswith(('stalling-proxy ', 'pausing-model ')):
+                    self.assertEqual(line[:at].split()[-1], '10', line)
+
+    def test_explain_prints_every_rule(self):
+        with TempDir() as tmp, Upstream(tmp) as up:
+            cfg = run_config(tmp, [{'name': 'steady', 'url': up.url('ttft=60,gap=10,chunks=12')},
+                                   {'name': 'waits', 'url': up.url('ttft=2100,gap=10,chunks=12')}])
+            for flag in ('--explain', '-v'):
+                p = run_cli(['run', '--config', cfg, '--runs', '5', '--warmup', '0', '--concurrency', '4',
+                             '--out', f'{tmp}/rows.jsonl', flag])
+                self.assertEqual(p.returncode, 0, p.stderr[-3000:])
+                blocks = len(re.findall(r'^target ', p.stdout, re.M))
+                self.assertGreaterEqual(blocks, 2, p.stdout)
+                self.assertEqual(p.stdout.count('\n  diagnosis: '), blocks, p.stdout)
+                self.assertEqual(len(re.findall(r'^    \[[x ?]\] ', p.stdout, re.M)), 5 * blocks, p.stdout)
+                self.assertIn('    [x] queue ', p.stdout)
+                self.assertIn('    -> queue: ', p.stdout)
+                self.assertRegex(p.stdout, r'\n  gap_p95 ')
+
+
+class CheckConfigBesideARunningExporter(unittest.TestCase):
+    def test_the_address_in_use_is_a_warning(self):
+        # The usual place to validate before a SIGHUP: the host where the
+        # exporter runs on this very config and holds its listen address.
+        with TempDir() as tmp, Upstream(tmp) as up:
+            port = free_port()
+            text = render_config([{'name': 'steady', 'url': up.url('ttft=50,gap=10,chunks=5')}],
+                                 listen=f'127.0.0.1:{port}')
+            with Exporter(tmp, text) as ex:
+                self.assertEqual(ex.port, port)
+                p = run_cli(['check-config', ex.config_path])
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertEqual(p.stderr,
+                                 f'{ex.config_path}:1:9: warning: listen: cannot bind 127.0.0.1:{port}: '
+                                 'Address already in use (is the exporter already running? serve cannot '
+                                 'start beside it)\n')
+                self.assertTrue(p.stdout.startswith(f'{ex.config_path}: ok (1 target'), p.stdout)
+            # Stopped: no warning.
+            p = run_cli(['check-config', ex.config_path])
+            self.assertEqual((p.returncode, p.stderr), (0, ''))
 
 
 class BadInput(unittest.TestCase):
@@ -102,7 +208,7 @@ class BadInput(unittest.TestCase):
                           '(1 distinct error, shown above)', lines)
             self.assertIn('run: 0 rows in /dev/full', lines)
             self.assertEqual(len(up.requests()), 4)  # probing went on
-            self.assertIn('(4 runs, 4 ok)', p.stdout)
+            self.assertRegex(p.stdout, r'\n127\.0\.0\.1 +short +4/4 ')  # the summary still comes
 
     def test_missing_prompt_file(self):
         with TempDir() as tmp:

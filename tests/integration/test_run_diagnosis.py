@@ -75,6 +75,14 @@ class Shapes(unittest.TestCase):
             qgz = {v['shape']: v['why'] for v in series(summary, 'queue-gz')['diagnosis']}
             self.assertIn('cannot be seen from here', qgz['queue'])
             self.assertNotIn('not a queue', qgz['queue'])
+            # ... and so the queue's verdict is "cannot tell" (null), not "does not hold" (false);
+            # a direct queue is true and a healthy stream's false.
+            holds = {name: {v['shape']: v['holds'] for v in series(summary, name)['diagnosis']}
+                     for name in ('queue-gz', 'queue', 'healthy')}
+            self.assertIsNone(holds['queue-gz']['queue'])
+            self.assertIs(holds['queue-gz']['transport'], True)
+            self.assertIs(holds['queue']['queue'], True)
+            self.assertIs(holds['healthy']['queue'], False)
 
             # compare, direct -> through nginx gzip, on the rows of this run: the buffer is named.
             p = run_cli(['compare', f'{tmp}/rows.jsonl', '--pair', 'pause=nginx-gzip', '--format', 'json'])
@@ -87,9 +95,40 @@ class Shapes(unittest.TestCase):
             p = run_cli(['run', '--config', small, '--runs', '5', '--warmup', '0', '--concurrency', '2',
                          '--seed', '11', '--out', f'{tmp}/rows2.jsonl'])
             self.assertEqual(p.returncode, 0, p.stderr[-3000:])
-            self.assertIn('diagnosis: queue', p.stdout)
-            self.assertIn('[x] queue', p.stdout)
-            self.assertIn('diagnosis: none', p.stdout)
+            self.assertRegex(p.stdout, r'\nqueue +short +5/5 .* queue\n    queue: TTFT p50 1\.3\d s > 1\.00 s')
+            self.assertRegex(p.stdout, r'\nhealthy +short +5/5 .* none\n')
+
+            # The queue behind the buffer, in words: "queue?" and its evidence,
+            # [?] in the full table.
+            gz = run_config(tmp, [t for t in targets if t['name'] == 'queue-gz'], name='gz.yaml',
+                            extra='diagnosis:\n  queue_ttft_seconds: 1s\n')
+            p = run_cli(['run', '--config', gz, '--runs', '5', '--warmup', '1', '--concurrency', '5',
+                         '--out', f'{tmp}/rows3.jsonl', '--explain'])
+            self.assertEqual(p.returncode, 0, p.stderr[-3000:])
+            self.assertIn('  diagnosis: transport, queue?, generation?\n', p.stdout)
+            self.assertIn('    [?] queue ', p.stdout)
+            self.assertIn('    [x] transport ', p.stdout)
+            self.assertIn('    [?] generation ', p.stdout)
+
+    def test_a_long_think_then_a_normal_stream_is_queue_not_transport(self):
+        # A reasoning model's shape read directly: 6 s before the first chunk, then
+        # 30 chunks 20 ms apart, none together. The wait is 91% of each answer's
+        # duration, yet no chunk was held: queue, not transport.
+        with TempDir() as tmp, Upstream(tmp) as up:
+            cfg = run_config(tmp, [{'name': 'think', 'url': up.url('ttft=6000,gap=20,chunks=30')}],
+                             defaults={'timeout': '{first_token: 10s, idle: 5s, total: 20s}'})
+            p = run_cli(['run', '--config', cfg, '--runs', '5', '--warmup', '0', '--concurrency', '5',
+                         '--out', f'{tmp}/rows.jsonl', '--format', 'json'], rt=True)
+            self.assertEqual(p.returncode, 0, p.stderr[-3000:])
+            s = series(json.loads(p.stdout), 'think')
+            self.assertEqual(s['ok'], 5, s)
+            verdicts = {v['shape']: v for v in s['diagnosis']}
+            why = json.dumps({k: v['why'] for k, v in verdicts.items()}, indent=1)
+            self.assertEqual(held_shapes(s), ['queue'], why)
+            self.assertIs(verdicts['transport']['holds'], False, why)
+            self.assertEqual(verdicts['transport']['numbers']['all_at_once_share'], 0.0, why)
+            self.assertEqual(verdicts['transport']['numbers']['coalesced_share'], 0.0, why)
+            self.assertAlmostEqual(verdicts['queue']['numbers']['ttft_p50_seconds'], 6.0, delta=0.1)
 
 
 if __name__ == '__main__':

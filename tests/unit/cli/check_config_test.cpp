@@ -202,7 +202,9 @@ TEST(CheckConfig, APromptFileOnDevZeroFailsAtOnce) {
                       "(character device)\n1 error\n");
 }
 
-TEST(CheckConfig, ListenAddressInUseFailsTheCheck) {
+// Beside a running exporter (here: a socket the test binds and listens on)
+// the address is taken: a warning on stderr, exit 0, the config reported ok.
+TEST(CheckConfig, ListenAddressInUseIsAWarningNotAnError) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};
   a.sin_family = AF_INET;
@@ -216,10 +218,27 @@ TEST(CheckConfig, ListenAddressInUseFailsTheCheck) {
                  "\"\nprompts: {p: {text: hi}}\ntargets: [{name: a, url: 'http://h', model: m}]\n");
   const Checked c = check(cfg.path());
   ::close(fd);
-  EXPECT_EQ(c.exit_code, 2);
-  EXPECT_EQ(c.err, cfg.path() + ":1:9: listen: cannot bind " + listen +
-                       ": Address already in use\n1 error\n");
-  EXPECT_EQ(check(cfg.path()).exit_code, 0);  // free again
+  EXPECT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_EQ(c.err, cfg.path() + ":1:9: warning: listen: cannot bind " + listen +
+                       ": Address already in use (is the exporter already running? serve cannot "
+                       "start beside it)\n");
+  EXPECT_EQ(c.out.rfind(cfg.path() + ": ok (1 target, 1 prompt, ", 0), 0u) << c.out;
+  const Checked free_again = check(cfg.path());
+  EXPECT_EQ(free_again.exit_code, 0);
+  EXPECT_EQ(free_again.err, "");
+}
+
+// Every other listen problem stays an error: an address this host does not
+// have (TEST-NET-1) cannot be bound whatever runs here.
+TEST(CheckConfig, ListenAddressNotOnThisHostFailsTheCheck) {
+  TempConfig cfg(
+      "listen: \"192.0.2.1:9687\"\nprompts: {p: {text: hi}}\n"
+      "targets: [{name: a, url: 'http://h', model: m}]\n");
+  const Checked c = check(cfg.path());
+  EXPECT_EQ(c.exit_code, 2) << c.err;
+  EXPECT_EQ(c.err, cfg.path() +
+                       ":1:9: listen: cannot bind 192.0.2.1:9687: Cannot assign requested "
+                       "address\n1 error\n");
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 // What validation checks beyond the file's own values: the interval floor
 // (min_interval), stall thresholds that are no gap bucket boundary (a
 // warning), secrets left unread (--no-env-check), and a listen address that
-// cannot be resolved or bound (only when LoadOptions::check_listen asks:
-// check-config and startup, never a reload).
+// cannot be resolved or bound (an error; already in use: a warning; only
+// when LoadOptions::check_listen asks: check-config, never a reload).
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -208,13 +208,22 @@ LoadOptions checking_listen() {
   return o;
 }
 
-TEST(ListenCheck, AddressInUseIsAnErrorOnlyWhenAsked) {
+// Taken is what check-config finds beside the exporter running on this
+// config: a warning, never an error.
+TEST(ListenCheck, AddressInUseIsAWarningOnlyWhenAsked) {
   HeldPort held;
   const std::string listen = "127.0.0.1:" + std::to_string(held.port());
-  EXPECT_EQ(first_error(with_listen(listen), checking_listen()),
-            "f.yaml:1:9: listen: cannot bind " + listen + ": Address already in use");
-  // A reload (no check_listen) must not trip over the port its own server holds.
-  EXPECT_EQ(first_error(with_listen(listen)), "");
+  EXPECT_EQ(first_error(with_listen(listen), checking_listen()), "");
+  const Config c = parse(with_listen(listen), "f.yaml", "", checking_listen());
+  ASSERT_EQ(c.findings.warnings.size(), 1u);
+  const Diagnostic& w = c.findings.warnings[0];
+  EXPECT_EQ(w.line, 1);
+  EXPECT_EQ(w.column, 9);
+  EXPECT_EQ(w.message, "listen: cannot bind " + listen +
+                           ": Address already in use (is the exporter already running? serve "
+                           "cannot start beside it)");
+  // A reload (no check_listen) does not try the port its own server holds.
+  EXPECT_TRUE(parse(with_listen(listen), "f.yaml", "", {}).findings.warnings.empty());
 }
 
 TEST(ListenCheck, AFreePortAndPortZeroBind) {
@@ -232,11 +241,12 @@ TEST(ListenCheck, UnresolvableOrForeignAddressIsAnError) {
             "f.yaml:1:9: listen: cannot bind 192.0.2.1:0: Cannot assign requested address");
 }
 
-TEST(ListenCheck, AnyInterfaceTakenIsAnError) {
+TEST(ListenCheck, AnyInterfaceTakenIsAWarning) {
   HeldPort held;  // 127.0.0.1:P: the dual-stack any address on P cannot be bound
-  EXPECT_NE(first_error(with_listen(":" + std::to_string(held.port())), checking_listen())
-                .find("Address already in use"),
-            std::string::npos);
+  const Config c =
+      parse(with_listen(":" + std::to_string(held.port())), "f.yaml", "", checking_listen());
+  ASSERT_EQ(c.findings.warnings.size(), 1u);
+  EXPECT_NE(c.findings.warnings[0].message.find("Address already in use"), std::string::npos);
 }
 
 }  // namespace

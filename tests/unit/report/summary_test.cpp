@@ -68,9 +68,9 @@ TEST(ReportSummary, GroupsInGivenOrderAndSkipsWarmup) {
   EXPECT_EQ(s.series[0].ok, 5u);
 }
 
-TEST(ReportSummary, TableNamesEveryFieldAndTheFailures) {
+TEST(ReportSummary, ExplainedTableNamesEveryFieldAndTheFailures) {
   const Summary s = summarize(experiment(), {});
-  const std::string t = render_table(s);
+  const std::string t = render_table(s, {.explain = true});
   for (const char* f : {"ttft", "duration", "tail", "chunks", "stalls", "gap_p50", "gap_p95",
                         "gap_max", "tokens/s"})
     EXPECT_NE(t.find(std::string("\n  ") + f + " "), std::string::npos) << f;
@@ -97,6 +97,68 @@ TEST(ReportSummary, JsonUsesRowUnits) {
   EXPECT_NE(j.find("\"shape\":\"shared_capacity\""), std::string::npos);
 }
 
+// A queue behind a buffer that delivers the whole answer at once: the queue
+// cannot be told, which JSON says as null and the table as [?].
+TEST(ReportSummary, CannotTellIsNullAndAQuestionMark) {
+  std::vector<probe::ProbeResult> probes;
+  for (int i = 0; i < 6; ++i) probes.push_back(planted(3.5, repeat(0.0, 40)));
+  const Summary s = summarize(probes, {});
+  const std::string j = json::dump(to_json(s));
+  EXPECT_NE(j.find("{\"shape\":\"queue\",\"holds\":null,"), std::string::npos) << j;
+  EXPECT_NE(j.find("{\"shape\":\"transport\",\"holds\":true,"), std::string::npos) << j;
+  EXPECT_NE(j.find("{\"shape\":\"long_answer\",\"holds\":false,"), std::string::npos) << j;
+  EXPECT_NE(j.find("\"verdict\":\"transport, queue?, generation?\""), std::string::npos) << j;
+  EXPECT_NE(j.find("\"evidence\":\"6 of 6 answers arrived all at once"), std::string::npos) << j;
+  EXPECT_NE(render_table(s, {.explain = true}).find("    [?] queue "), std::string::npos);
+  EXPECT_NE(
+      render_table(s, {.explain = true}).find("  diagnosis: transport, queue?, generation?\n"),
+      std::string::npos);
+  // The short table: the verdict column, then the evidence of each shape that
+  // holds or cannot be told.
+  const std::string t = render_table(s);
+  EXPECT_NE(t.find("  transport, queue?, generation?\n"
+                   "    queue (cannot tell): TTFT p50 3.50 s, but each answer came at once"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("\n    transport: 6 of 6 answers arrived all at once (240 of 240 chunks arrived "
+                   "together); no stall\n"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("\n    generation (cannot tell): each answer came at once"), std::string::npos)
+      << t;
+}
+
+// The short table: a header, one line per series, one of evidence per verdict
+// that holds (and per series with failures), the total; nothing over 120 columns.
+TEST(ReportSummary, ShortTableIsOneLinePerSeriesAndOnePerVerdict) {
+  config::DiagnosisThresholds spread;
+  spread.spread_ratio = 1.5;
+  const Summary s = summarize(experiment(), spread, {{"svc", "long"}, {"svc", "short"}});
+  const std::string t = render_table(s);
+  std::vector<std::string> lines;
+  for (std::size_t at = 0, nl; (nl = t.find('\n', at)) != std::string::npos; at = nl + 1)
+    lines.push_back(t.substr(at, nl - at));
+  // svc/long: 5 ok + 1 failure (a failures line); svc/short: TTFT 0.1..2.0 s
+  // (shared capacity, one evidence line); other/short: no successful run.
+  ASSERT_EQ(lines.size(), 1u + 3u + 1u + 1u + 1u + 1u) << t;
+  EXPECT_EQ(lines[0],
+            "target  prompt  runs ok   TTFT p50   TTFT p95    gap p95  worst gap  stalls  verdict");
+  EXPECT_EQ(lines[1],
+            "svc     long        5/6   200.0 ms   200.0 ms    30.0 ms    30.0 ms       0  none");
+  EXPECT_EQ(lines[2].rfind("    failures: timeout_idle 1", 0), 0u) << lines[2];
+  EXPECT_EQ(lines[3],
+            "svc     short     20/20     1.00 s     1.90 s    20.0 ms    20.0 ms       0  "
+            "shared capacity");
+  EXPECT_EQ(lines[4], "    shared capacity: TTFT p95/p50 1.9 (1.90 s / 1.00 s) > 1.5") << t;
+  EXPECT_EQ(lines[5],
+            "other   short       0/1          -          -          -          -       -  failing");
+  EXPECT_EQ(lines[6].rfind("    failures: connect 1 (first: connect 127.0.0.1:", 0), 0u);
+  EXPECT_EQ(lines[7],
+            "total: 27 runs, 25 ok, 2 failed (connect 1, timeout_idle 1); 1 warmup run discarded; "
+            "--explain shows every rule");
+  for (const auto& l : lines) EXPECT_LE(l.size(), 120u) << l;
+}
+
 // The view: the strings every renderer lays out are made once, from the
 // figures, and failure reasons (an enum) are listed by name.
 TEST(ReportSummary, ViewHoldsTheStringsReadersSee) {
@@ -118,7 +180,7 @@ TEST(ReportSummary, ViewHoldsTheStringsReadersSee) {
   EXPECT_EQ(shortp.stall_threshold_text, "250.0 ms");
   EXPECT_EQ(shortp.model_label, "m");
   // The table and the JSON show the same view.
-  const std::string t = render_table(s);
+  const std::string t = render_table(s, {.explain = true});
   EXPECT_NE(t.find("  ttft            1.00 s      1.90 s      2.00 s\n"), std::string::npos) << t;
   EXPECT_NE(t.find("total: 29 runs, 25 ok, 4 failed (connect 1, empty 2, timeout_idle 1)"),
             std::string::npos)
@@ -132,7 +194,8 @@ TEST(ReportSummary, ShapesHeldInWords) {
   std::vector<Verdict> v(4);
   for (std::size_t i = 0; i < 4; ++i) v[i].shape = kAllShapes[i];
   EXPECT_EQ(shapes_held(v), "none");
-  v[1].holds = v[2].holds = true;
+  v[1].answer = v[2].answer = Answer::holds;
+  v[3].answer = Answer::cannot_tell;  // not held: not listed
   EXPECT_EQ(shapes_held(v), "transport, long answer");
   v[0].enough_probes = false;
   EXPECT_EQ(shapes_held(v), "no verdict");
