@@ -15,6 +15,7 @@
 #include "report/row_json.hpp"
 #include "server/encoding.hpp"
 #include "server/landing_page.hpp"
+#include "server/probe_page.hpp"
 #include "util/json.hpp"
 
 namespace lse::server {
