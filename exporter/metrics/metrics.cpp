@@ -20,6 +20,7 @@
 #include <chrono>
 #include <cmath>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -148,7 +149,7 @@ struct Series {
   // (one, unless per_prompt: false); a shape's gauge is 1 when it holds for
   // any of them. Written under the shared lock, hence the mutex.
   std::mutex verdicts_mutex;
-  std::map<std::string, std::array<bool, kShapeCount>, std::less<>> verdicts;
+  std::map<std::string, std::array<report::Answer, kShapeCount>, std::less<>> verdicts;
 };
 
 struct TargetSeries {
@@ -521,12 +522,16 @@ struct Metrics::Impl {
 
   // --- diagnosis ---------------------------------------------------------------
 
-  // Each shape's gauge: 1 when it holds for any prompt's window.
+  // Each shape's gauge: 1 when it holds for any prompt's window, else NaN
+  // when some window cannot tell (never == 1 nor == 0), else 0.
   static void show_verdicts(Series& s) {
     for (std::size_t i = 0; i < kShapeCount; ++i) {
-      bool holds = false;
-      for (const auto& [prompt, v] : s.verdicts) holds = holds || v[i];
-      s.diagnosis[i]->Set(holds ? 1 : 0);
+      bool holds = false, unknown = false;
+      for (const auto& [prompt, v] : s.verdicts) {
+        holds = holds || v[i] == report::Answer::holds;
+        unknown = unknown || v[i] == report::Answer::cannot_tell;
+      }
+      s.diagnosis[i]->Set(holds ? 1 : unknown ? std::numeric_limits<double>::quiet_NaN() : 0);
     }
   }
 
@@ -744,7 +749,8 @@ void Metrics::set_diagnosis(const SeriesKey& key, const std::vector<report::Verd
   if (!s) return;
   std::lock_guard verdicts_lock(s->verdicts_mutex);
   auto& mine = s->verdicts[key.prompt];
-  for (const auto& v : verdicts) mine[shape_index(v.shape)] = v.holds && v.enough_probes;
+  // Too few probes is "cannot tell" too (Answer::cannot_tell from diagnose()).
+  for (const auto& v : verdicts) mine[shape_index(v.shape)] = v.answer;
   Impl::show_verdicts(*s);
 }
 

@@ -57,10 +57,32 @@ std::string_view advice(Shape s) {
   return "";
 }
 
+std::string_view to_string(Answer a) {
+  switch (a) {
+    case Answer::holds: return "holds";
+    case Answer::not_holds: return "does not hold";
+    case Answer::cannot_tell: return "cannot tell";
+  }
+  return "";
+}
+
+std::string_view mark(Answer a) {
+  switch (a) {
+    case Answer::holds: return "[x]";
+    case Answer::not_holds: return "[ ]";
+    case Answer::cannot_tell: return "[?]";
+  }
+  return "";
+}
+
 bool is_all_at_once(const probe::ProbeResult& r) {
-  if (r.chunks < 8 || !r.ttft) return false;
+  if (r.chunks < 8) return false;
   const auto pairs = static_cast<double>(r.chunks - 1);
-  return static_cast<double>(r.coalesced_chunks) >= 0.9 * pairs || *r.ttft >= 0.9 * r.duration;
+  const auto together =
+      std::count_if(r.gaps.begin(), r.gaps.end(), [](double g) { return g < kGapFloorSeconds; });
+  const double held =
+      std::max(static_cast<double>(r.coalesced_chunks), static_cast<double>(together));
+  return held >= 0.9 * pairs;
 }
 
 namespace {
@@ -181,7 +203,13 @@ struct Evidence {
   bool source_pauses() const { return gaps.holds() && !release.holds(); }
   // The gaps are not flat (or the answer came at once) and a hop released held data.
   bool held_in_transit() const { return (gaps.holds() && release.holds()) || release.buffered; }
+  // The whole answer came in one burst: what the source did (queue before the
+  // first token, pauses mid-answer) is hidden behind the hop that held it.
+  bool source_hidden() const { return gaps.all_in_bursts || release.buffered; }
+  bool no_gaps() const { return !w.gap_p50.has_value(); }
 };
+
+Answer answer_of(bool holds) { return holds ? Answer::holds : Answer::not_holds; }
 
 Evidence evidence_of(const WindowStats& w, const config::DiagnosisThresholds& t) {
   const double ttft50 = w.ttft_p50.value_or(0), ttft95 = w.ttft_p95.value_or(0);
@@ -265,6 +293,8 @@ std::string held_why(const Evidence& e, const config::DiagnosisThresholds& t) {
 std::string source_why(const Evidence& e, const config::DiagnosisThresholds& t) {
   std::string why = transport_why(e, t) + "; " + release_why(e, t);
   if (e.gaps.holds() && e.release.holds()) why += ": the pauses were held on the path (transport)";
+  if (e.release.buffered)
+    why += "; the answer arrived at once, so whether the source paused cannot be seen from here";
   return why;
 }
 
@@ -274,7 +304,7 @@ using Numbers = std::vector<std::pair<std::string, double>>;
 // One shape: when it holds, why (in words, with the thresholds), and the numbers behind it.
 struct Rule {
   Shape shape;
-  bool (*holds)(const Evidence&, const Thresholds&);
+  Answer (*answer)(const Evidence&, const Thresholds&);
   std::string (*why)(const Evidence&, const Thresholds&);
   Numbers (*numbers)(const Evidence&, const Thresholds&);
 };
@@ -303,10 +333,12 @@ constexpr Rule kRules[] = {
     {// queue: TTFT high, gaps tight. An answer delivered in one burst has
      // "tight" gaps and a TTFT that contains the whole generation: that is
      // buffering (transport), not a queue.
+     // A slow first token of an answer that came at once: cannot tell.
      Shape::queue,
      [](const Evidence& e, const Thresholds& t) {
-       return e.ttft50 > t.queue_ttft_seconds && e.gap95 < t.queue_gap_p95_seconds &&
-              !e.gaps.all_in_bursts;
+       if (e.ttft50 <= t.queue_ttft_seconds) return Answer::not_holds;
+       if (e.source_hidden()) return Answer::cannot_tell;
+       return answer_of(e.gap95 < t.queue_gap_p95_seconds);
      },
      [](const Evidence& e, const Thresholds& t) {
        const bool slow = e.ttft50 > t.queue_ttft_seconds;
@@ -315,7 +347,7 @@ constexpr Rule kRules[] = {
                           cmp(slow, ">", "<="), format_seconds(t.queue_ttft_seconds),
                           format_seconds(e.gap95), cmp(tight, "<", ">="),
                           format_seconds(t.queue_gap_p95_seconds),
-                          slow && tight && e.gaps.all_in_bursts
+                          slow && e.source_hidden()
                               ? " but the answer arrives in one burst, so the wait includes the "
                                 "generation: buffered, whether the server also queued cannot "
                                 "be seen from here; probe with accept_encoding: [identity] or "
@@ -333,13 +365,17 @@ constexpr Rule kRules[] = {
      // four ways (GapShape: fat tail, a typical stall, common stalls, bursts).
      // Held in transit: it also needs release evidence (Release: stalls
      // that end in bursts, chunks sharing reads, answers all at once).
-     Shape::transport, [](const Evidence& e, const Thresholds&) { return e.held_in_transit(); },
+     // Single-chunk answers have no gaps to read: cannot tell.
+     Shape::transport,
+     [](const Evidence& e, const Thresholds&) {
+       return e.no_gaps() ? Answer::cannot_tell : answer_of(e.held_in_transit());
+     },
      held_why, gap_numbers},
     {// long answer: TTFT and gaps flat, duration still high.
      Shape::long_answer,
      [](const Evidence& e, const Thresholds& t) {
-       return e.dur50 > t.long_answer_duration_seconds && !e.gaps.holds() &&
-              e.ttft50 <= t.queue_ttft_seconds;
+       return answer_of(e.dur50 > t.long_answer_duration_seconds && !e.gaps.holds() &&
+                        e.ttft50 <= t.queue_ttft_seconds);
      },
      [](const Evidence& e, const Thresholds& t) {
        return fmt::format(
@@ -359,7 +395,7 @@ constexpr Rule kRules[] = {
     {// shared capacity: identical runs spread widely (p95/p50 of TTFT or duration).
      Shape::shared_capacity,
      [](const Evidence& e, const Thresholds& t) {
-       return e.ttft_spread > t.spread_ratio || e.dur_spread > t.spread_ratio;
+       return answer_of(e.ttft_spread > t.spread_ratio || e.dur_spread > t.spread_ratio);
      },
      [](const Evidence& e, const Thresholds& t) {
        return fmt::format(
@@ -381,7 +417,13 @@ constexpr Rule kRules[] = {
      }},
     {// generation: the gaps are not flat and nothing was released at once:
      // the source paused and resumed at its cadence.
-     Shape::generation, [](const Evidence& e, const Thresholds&) { return e.source_pauses(); },
+     // Behind a hop that delivered the whole answer at once, or without
+     // gaps, whether the source paused cannot be seen.
+     Shape::generation,
+     [](const Evidence& e, const Thresholds&) {
+       if (e.no_gaps() || e.release.buffered) return Answer::cannot_tell;
+       return answer_of(e.source_pauses());
+     },
      source_why, gap_numbers},
 };
 static_assert(std::size(kRules) == kAllShapes.size());
@@ -392,7 +434,7 @@ std::vector<Verdict> no_verdicts(const WindowStats& w, const Thresholds& t) {
   out.reserve(kAllShapes.size());
   for (Shape s : kAllShapes)
     out.push_back({s,
-                   false,
+                   Answer::cannot_tell,
                    false,
                    fmt::format("no verdict: {} successful probe{}, {} needed", w.probes,
                                w.probes == 1 ? "" : "s", t.min_probes),
@@ -407,7 +449,7 @@ std::vector<Verdict> diagnose(const WindowStats& w, const config::DiagnosisThres
   const Evidence e = evidence_of(w, t);
   std::vector<Verdict> out;
   for (const Rule& rule : kRules)
-    out.push_back({rule.shape, rule.holds(e, t), true, rule.why(e, t), rule.numbers(e, t)});
+    out.push_back({rule.shape, rule.answer(e, t), true, rule.why(e, t), rule.numbers(e, t)});
   return out;
 }
 

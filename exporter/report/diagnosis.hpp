@@ -50,13 +50,27 @@ struct WindowStats {
 WindowStats window_stats(const std::vector<probe::ProbeResult>& probes,
                          const config::DiagnosisThresholds& thresholds = {});
 
+// What a rule says of its shape: it holds, it does not, or the probes cannot
+// tell (the evidence is hidden, e.g. a queue behind a buffer that delivers
+// the whole answer at once; or there are too few probes). JSON true / false /
+// null, table [x] / [ ] / [?].
+enum class Answer { not_holds, holds, cannot_tell };  // zero (value-initialised) is not_holds
+
+// "holds", "does not hold", "cannot tell".
+std::string_view to_string(Answer a);
+// "[x]", "[ ]", "[?]".
+std::string_view mark(Answer a);
+
 struct Verdict {
   Shape shape = Shape::queue;
-  bool holds = false;
-  bool enough_probes = true;  // false: fewer than min_probes successful probes, no verdict
+  Answer answer = Answer::not_holds;
+  bool enough_probes = true;  // false: fewer than min_probes successful probes (cannot_tell)
   std::string why;            // plain words with the numbers and the thresholds they met or missed
   // The numbers behind the verdict (name -> value, seconds or ratios), for JSON and dashboards.
   std::vector<std::pair<std::string, double>> numbers;
+
+  bool holds() const { return answer == Answer::holds; }
+  bool cannot_tell() const { return answer == Answer::cannot_tell; }
 };
 
 // One verdict per shape, in kAllShapes order. `probes` is one target+prompt
@@ -71,9 +85,10 @@ std::vector<Verdict> diagnose(const WindowStats& w, const config::DiagnosisThres
 // delivered by one read have a 0 gap (DESIGN §2), and p95/0 says nothing more.
 inline constexpr double kGapFloorSeconds = 0.001;
 
-// An answer that arrived all at once: enough chunks to tell, nearly all of
-// them in their predecessor's read, or the first chunk no earlier than 90% of
-// the stream's duration.
+// An answer that arrived all at once: enough chunks to tell and nearly all
+// of them held together, i.e. in their predecessor's read or under 1 ms
+// behind it. A long wait before the first chunk is not evidence of holding:
+// a model that thinks for 6 s and then streams at its cadence is not held.
 bool is_all_at_once(const probe::ProbeResult& r);
 
 }  // namespace lse::report

@@ -361,14 +361,14 @@ void summary_table(Out out, const SeriesSummary& s) {
 void diagnosis_list(Out out, const SeriesSummary& s) {
   fmt::format_to(out, R"~(<ul class="diagnosis">)~");
   for (const auto& v : s.diagnosis) {
-    const char* cls = !v.enough_probes ? "na" : v.holds ? "holds" : "no";
-    const char* mark = !v.enough_probes ? "?" : v.holds ? "✔" : "·";
+    const char* cls = v.cannot_tell() ? "na" : v.holds() ? "holds" : "no";
+    const char* mark = v.cannot_tell() ? "?" : v.holds() ? "✔" : "·";
     fmt::format_to(
         out,
         R"~(<li class="{}" data-shape="{}"><span class="mark">{}</span><b>{}</b> <span class="why">{}</span>{}</li>)~",
         cls, to_string(v.shape), mark, html_escape(title(v.shape)), html_escape(v.why),
-        v.holds ? fmt::format(R"~(<div class="advice">{}</div>)~", html_escape(advice(v.shape)))
-                : "");
+        v.holds() ? fmt::format(R"~(<div class="advice">{}</div>)~", html_escape(advice(v.shape)))
+                  : "");
   }
   fmt::format_to(out, "</ul>");
 }
@@ -378,7 +378,7 @@ std::string shape_badges(const std::vector<Verdict>& verdicts) {
   bool any = false, na = false;
   for (const auto& v : verdicts) {
     if (!v.enough_probes) na = true;
-    if (v.holds) {
+    if (v.holds()) {
       any = true;
       out += fmt::format(R"~(<span class="badge {}">{}</span>)~", to_string(v.shape),
                          html_escape(title(v.shape)));

@@ -76,7 +76,7 @@ std::string shapes_held(const std::vector<Verdict>& verdicts) {
   std::string out;
   for (const auto& v : verdicts) {
     if (!v.enough_probes) return "no verdict";
-    if (v.holds) out += (out.empty() ? "" : ", ") + std::string(title(v.shape));
+    if (v.holds()) out += (out.empty() ? "" : ", ") + std::string(title(v.shape));
   }
   return out.empty() ? "none" : out;
 }

@@ -49,6 +49,12 @@ json::Value series_json(const SeriesSummary& ss) {
                       {"diagnosis", to_json(ss.diagnosis)}};
 }
 
+// true / false / null (cannot tell).
+json::Value holds_json(Answer a) {
+  if (a == Answer::cannot_tell) return nullptr;
+  return a == Answer::holds;
+}
+
 }  // namespace
 
 json::Value to_json(const std::vector<Verdict>& verdicts) {
@@ -57,7 +63,7 @@ json::Value to_json(const std::vector<Verdict>& verdicts) {
     json::Object numbers;
     for (const auto& [k, x] : v.numbers) numbers.emplace_back(k, x);
     arr.push_back(json::Object{{"shape", std::string(to_string(v.shape))},
-                               {"holds", v.holds},
+                               {"holds", holds_json(v.answer)},
                                {"enough_probes", v.enough_probes},
                                {"why", v.why},
                                {"numbers", std::move(numbers)}});

@@ -45,10 +45,10 @@ void diagnosis_lines(std::string& out, const SeriesSummary& ss) {
       out += fmt::format("    {}\n", v.why);
       break;
     }
-    out += fmt::format("    {} {:<15} {}\n", v.holds ? "[x]" : "[ ]", title(v.shape), v.why);
+    out += fmt::format("    {} {:<15} {}\n", mark(v.answer), title(v.shape), v.why);
   }
   for (const auto& v : ss.diagnosis)
-    if (v.holds) out += fmt::format("    -> {}: {}\n", title(v.shape), advice(v.shape));
+    if (v.holds()) out += fmt::format("    -> {}: {}\n", title(v.shape), advice(v.shape));
 }
 
 void total_line(std::string& out, const Summary& s) {

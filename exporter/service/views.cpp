@@ -44,7 +44,7 @@ std::vector<std::string> diagnosis_lines(const report::RowStore& rows, const con
     bool enough = true;
     for (const auto& v : verdicts) {
       enough = enough && v.enough_probes;
-      if (!v.holds || !v.enough_probes) continue;
+      if (!v.holds() || !v.enough_probes) continue;
       if (!held.empty()) held += ", ";
       held += report::title(v.shape);
     }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cmath>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -577,7 +578,9 @@ TEST_F(MetricsTest, StallThresholdFollowsReload) {
 report::Verdict verdict(report::Shape shape, bool holds, bool enough_probes = true) {
   report::Verdict v;
   v.shape = shape;
-  v.holds = holds;
+  v.answer = !enough_probes ? report::Answer::cannot_tell
+             : holds        ? report::Answer::holds
+                            : report::Answer::not_holds;
   v.enough_probes = enough_probes;
   return v;
 }
@@ -594,8 +597,10 @@ TEST_F(MetricsTest, DiagnosisVerdicts) {
   EXPECT_EQ(value_of(e, "llm_stream_diagnosis", plus(l, "shape", "transport")), 1.0);
   EXPECT_EQ(value_of(e, "llm_stream_diagnosis", plus(l, "shape", "long_answer")), 1.0);
   EXPECT_EQ(value_of(e, "llm_stream_diagnosis", plus(l, "shape", "queue")), 0.0);
-  // Holds, but on too few probes: no verdict, so 0.
-  EXPECT_EQ(value_of(e, "llm_stream_diagnosis", plus(l, "shape", "shared_capacity")), 0.0);
+  // Too few probes: cannot tell, so NaN (neither == 1 nor == 0 in PromQL).
+  const auto unknown = value_of(e, "llm_stream_diagnosis", plus(l, "shape", "shared_capacity"));
+  ASSERT_TRUE(unknown.has_value());
+  EXPECT_TRUE(std::isnan(*unknown));
   EXPECT_EQ(value_of(e, "llm_stream_diagnosis", plus(l, "shape", "generation")), 0.0);
   EXPECT_EQ(count_samples(e, "llm_stream_diagnosis"), 5u);
 

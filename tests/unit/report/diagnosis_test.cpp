@@ -19,7 +19,7 @@ using testing::repeat;
 std::vector<std::string> held(const std::vector<Verdict>& vs) {
   std::vector<std::string> out;
   for (const auto& v : vs)
-    if (v.holds) out.emplace_back(to_string(v.shape));
+    if (v.holds()) out.emplace_back(to_string(v.shape));
   return out;
 }
 
@@ -64,7 +64,7 @@ TEST(ReportDiagnosis, QueueIsSlowFirstTokenWithTightGaps) {
 
 TEST(ReportDiagnosis, SlowFirstTokenWithWideGapsIsNotQueue) {
   const auto v = diagnose(window(10, 3.0, repeat(0.2, 30)), kDefaults);
-  EXPECT_FALSE(v[0].holds);
+  EXPECT_EQ(v[0].answer, Answer::not_holds);
 }
 
 TEST(ReportDiagnosis, TransportIsAFatGapTail) {
@@ -151,6 +151,10 @@ TEST(ReportDiagnosis, WholeAnswerInOneBurstIsTransportAndDoesNotRuleOutAQueue) {
   // Whether the server also queued cannot be seen: say so, do not rule it out.
   const auto v = diagnose(window(6, 3.5, repeat(0.0, 40)), kDefaults);
   EXPECT_EQ(held(v), std::vector<std::string>{"transport"});
+  // Not "does not hold": the queue and the source's pauses are hidden.
+  EXPECT_EQ(v[0].answer, Answer::cannot_tell) << v[0].why;
+  EXPECT_EQ(v[4].answer, Answer::cannot_tell) << v[4].why;
+  EXPECT_EQ(v[2].answer, Answer::not_holds) << v[2].why;
   EXPECT_NE(v[0].why.find("one burst"), std::string::npos) << v[0].why;
   EXPECT_NE(v[0].why.find("cannot be seen from here"), std::string::npos) << v[0].why;
   EXPECT_EQ(v[0].why.find("not a queue"), std::string::npos) << v[0].why;
@@ -159,6 +163,34 @@ TEST(ReportDiagnosis, WholeAnswerInOneBurstIsTransportAndDoesNotRuleOutAQueue) {
       << v[1].why;
   EXPECT_DOUBLE_EQ(number(v[1], "all_at_once_share"), 1.0);
   EXPECT_DOUBLE_EQ(number(v[1], "coalesced_share"), 1.0);
+}
+
+TEST(ReportDiagnosis, ALongThinkThenANormalStreamIsQueueNotTransport) {
+  // A reasoning model read directly: 6 s before the first chunk, then 30
+  // chunks 20 ms apart, none together. The wait is 91% of the duration, but
+  // no chunk was held: queue, never transport nor an answer all at once.
+  const auto v = diagnose(window(8, 6.0, repeat(0.02, 29)), kDefaults);
+  EXPECT_EQ(held(v), std::vector<std::string>{"queue"}) << v[1].why;
+  EXPECT_EQ(v[1].answer, Answer::not_holds) << v[1].why;
+  EXPECT_EQ(v[4].answer, Answer::not_holds) << v[4].why;
+  EXPECT_DOUBLE_EQ(number(v[1], "all_at_once_share"), 0.0);
+  EXPECT_FALSE(is_all_at_once(planted(6.0, repeat(0.02, 29))));
+  // The same 30 chunks held and released together are all at once.
+  EXPECT_TRUE(is_all_at_once(planted(6.0, repeat(0.0, 29))));
+}
+
+TEST(ReportDiagnosis, SingleChunkAnswersCannotTellTransportOrGeneration) {
+  const auto v = diagnose(window(6, 0.3, {}), kDefaults);
+  EXPECT_EQ(v[1].answer, Answer::cannot_tell) << v[1].why;
+  EXPECT_EQ(v[4].answer, Answer::cannot_tell) << v[4].why;
+  EXPECT_EQ(v[0].answer, Answer::not_holds) << v[0].why;  // TTFT is seen: no queue
+}
+
+TEST(ReportDiagnosis, AnswersReadAsMarks) {
+  EXPECT_EQ(mark(Answer::holds), "[x]");
+  EXPECT_EQ(mark(Answer::not_holds), "[ ]");
+  EXPECT_EQ(mark(Answer::cannot_tell), "[?]");
+  EXPECT_EQ(to_string(Answer::cannot_tell), "cannot tell");
 }
 
 TEST(ReportDiagnosis, OneSchedulingHiccupPerLongStreamIsNotTransport) {
@@ -171,7 +203,7 @@ TEST(ReportDiagnosis, OneSchedulingHiccupPerLongStreamIsNotTransport) {
 TEST(ReportDiagnosis, UniformlySlowGapsAreNotTransport) {
   // Every gap >= the stall threshold: a slow model, not a buffering path.
   const auto v = diagnose(window(10, 0.3, repeat(0.3, 20)), kDefaults);
-  EXPECT_FALSE(v[1].holds) << v[1].why;
+  EXPECT_EQ(v[1].answer, Answer::not_holds) << v[1].why;
 }
 
 TEST(ReportDiagnosis, LongAnswerIsFlatButLong) {
@@ -212,7 +244,7 @@ TEST(ReportDiagnosis, TooFewSuccessfulProbesGiveNoVerdict) {
   w.push_back(warm);
   const auto v = diagnose(w, kDefaults);
   for (const auto& x : v) {
-    EXPECT_FALSE(x.holds);
+    EXPECT_EQ(x.answer, Answer::cannot_tell);
     EXPECT_FALSE(x.enough_probes);
     EXPECT_EQ(x.why, "no verdict: 4 successful probes, 5 needed");
   }

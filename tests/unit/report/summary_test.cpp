@@ -97,6 +97,19 @@ TEST(ReportSummary, JsonUsesRowUnits) {
   EXPECT_NE(j.find("\"shape\":\"shared_capacity\""), std::string::npos);
 }
 
+// A queue behind a buffer that delivers the whole answer at once: the queue
+// cannot be told, which JSON says as null and the table as [?].
+TEST(ReportSummary, CannotTellIsNullAndAQuestionMark) {
+  std::vector<probe::ProbeResult> probes;
+  for (int i = 0; i < 6; ++i) probes.push_back(planted(3.5, repeat(0.0, 40)));
+  const Summary s = summarize(probes, {});
+  const std::string j = json::dump(to_json(s));
+  EXPECT_NE(j.find("{\"shape\":\"queue\",\"holds\":null,"), std::string::npos) << j;
+  EXPECT_NE(j.find("{\"shape\":\"transport\",\"holds\":true,"), std::string::npos) << j;
+  EXPECT_NE(j.find("{\"shape\":\"long_answer\",\"holds\":false,"), std::string::npos) << j;
+  EXPECT_NE(render_table(s).find("[?] queue "), std::string::npos);
+}
+
 // The view: the strings every renderer lays out are made once, from the
 // figures, and failure reasons (an enum) are listed by name.
 TEST(ReportSummary, ViewHoldsTheStringsReadersSee) {
@@ -132,7 +145,8 @@ TEST(ReportSummary, ShapesHeldInWords) {
   std::vector<Verdict> v(4);
   for (std::size_t i = 0; i < 4; ++i) v[i].shape = kAllShapes[i];
   EXPECT_EQ(shapes_held(v), "none");
-  v[1].holds = v[2].holds = true;
+  v[1].answer = v[2].answer = Answer::holds;
+  v[3].answer = Answer::cannot_tell;  // not held: not listed
   EXPECT_EQ(shapes_held(v), "transport, long answer");
   v[0].enough_probes = false;
   EXPECT_EQ(shapes_held(v), "no verdict");
