@@ -362,11 +362,11 @@ void diagnosis_list(Out out, const SeriesSummary& s) {
   fmt::format_to(out, R"~(<ul class="diagnosis">)~");
   for (const auto& v : s.diagnosis) {
     const char* cls = v.cannot_tell() ? "na" : v.holds() ? "holds" : "no";
-    const char* mark = v.cannot_tell() ? "?" : v.holds() ? "✔" : "·";
     fmt::format_to(
         out,
-        R"~(<li class="{}" data-shape="{}"><span class="mark">{}</span><b>{}</b> <span class="why">{}</span>{}</li>)~",
-        cls, to_string(v.shape), mark, html_escape(title(v.shape)), html_escape(v.why),
+        R"~(<li class="{}" data-shape="{}" data-answer="{}"><span class="mark">{}</span> <b>{}</b> <span class="why">{}</span>{}</li>)~",
+        cls, to_string(v.shape), to_string(v.answer), mark(v.answer), html_escape(title(v.shape)),
+        html_escape(v.why),
         v.holds() ? fmt::format(R"~(<div class="advice">{}</div>)~", html_escape(advice(v.shape)))
                   : "");
   }
@@ -415,7 +415,7 @@ thead th{color:var(--muted);font-weight:600}
 .thrlbl{fill:var(--stall);font-size:11px}.dot{fill:var(--tick);opacity:.7}.p50{stroke:var(--fg);stroke-width:1.5}
 .p95{stroke:var(--stall);stroke-width:1.5;stroke-dasharray:4 3}.plbl{font-size:11px;fill:var(--fg)}.p95t{fill:var(--stall)}
 .diagnosis{list-style:none;padding:0;margin:6px 0;font-size:13px}.diagnosis li{padding:4px 0;border-bottom:1px dotted var(--line)}
-.diagnosis .mark{display:inline-block;width:20px;text-align:center;color:var(--muted)}.diagnosis li.holds .mark{color:var(--stall);font-weight:700}
+.diagnosis .mark{display:inline-block;width:28px;font-family:ui-monospace,monospace;white-space:pre;color:var(--muted)}.diagnosis li.holds .mark{color:var(--stall);font-weight:700}
 .diagnosis .why{color:var(--muted)}.diagnosis li.holds .why{color:var(--fg)}.advice{margin-left:20px;color:var(--stall)}
 .legend{font-size:12px;color:var(--muted);margin:2px 0 6px}.legend i{display:inline-block;width:14px;height:9px;margin:0 4px 0 10px;vertical-align:middle}
 .cols{display:grid;grid-template-columns:1fr 1fr;gap:18px}@media (max-width:760px){.cols{grid-template-columns:1fr}}

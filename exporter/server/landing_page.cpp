@@ -87,9 +87,29 @@ std::string with_whole_figures(std::string_view text) {
   return out;
 }
 
-// The diagnosis per prompt in small print under the evidence.
+// One prompt's diagnosis in three states, as the report and `run` mark them:
+// "short: [x] transport [?] queue", "short: [ ] none", "short: [?] too few probes".
+std::string prompt_line(const TargetStatus::PromptDiagnosis& d) {
+  std::string marks;
+  bool enough = true;
+  for (const auto& v : d.verdicts) {
+    enough = enough && v.enough_probes;
+    if (v.answer == report::Answer::not_holds) continue;
+    marks += fmt::format(" <span class=\"mark a-{}\" title=\"{}\">{}</span>&nbsp;{}",
+                         v.holds() ? "holds" : "unknown", html_escape(v.why),
+                         report::mark(v.answer), html_escape(report::title(v.shape)));
+  }
+  if (!enough) marks = " <span class=\"mark a-unknown\">[?]</span>&nbsp;too few probes yet";
+  if (marks.empty()) marks = " <span class=\"mark\">[ ]</span>&nbsp;none";
+  return html_escape(d.prompt) + ":" + marks;
+}
+
+// The diagnosis per prompt in small print under the evidence; the plain
+// lines when the values are not there.
 std::string diagnosis_lines(const TargetStatus& t) {
   std::string out;
+  for (const auto& d : t.prompt_diagnosis) out += (out.empty() ? "" : "<br>") + prompt_line(d);
+  if (!out.empty()) return out;
   for (const auto& d : t.diagnosis) out += (out.empty() ? "" : "<br>") + html_escape(d);
   return out;
 }

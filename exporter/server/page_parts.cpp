@@ -41,7 +41,8 @@ std::string_view page_style() {
          ".v-queue{background:#7b4bd1}.v-failing{background:#7a1010}.v-waiting{background:#888}"
          ".evidence{max-width:30em}.banner{font-size:1.1em;margin:.6em 0 1em}"
          ".banner .verdict{font-size:1.05em;margin-right:.5em}"
-         ".mark{font-family:monospace;white-space:nowrap}";
+         ".mark{font-family:monospace;white-space:pre}.a-holds{color:#c0392b;font-weight:700}"
+         ".a-unknown{color:#b07d00;font-weight:700}";
 }
 
 std::string verdict_badge(const PageVerdict& v) {

@@ -24,7 +24,7 @@ std::string clip(std::string text, std::size_t max) {
   return text + "…";
 }
 
-bool holds(const report::Verdict& v) { return v.enough_probes && v.holds; }
+bool holds(const report::Verdict& v) { return v.enough_probes && v.holds(); }
 
 std::string plural(std::size_t n, std::string_view one, std::string_view many) {
   return fmt::format("{} {}", n, n == 1 ? one : many);

@@ -10,6 +10,7 @@
 #include <iterator>
 #include <vector>
 
+#include "report/diagnosis.hpp"
 #include "report/format.hpp"
 #include "report/html.hpp"
 #include "server/page_parts.hpp"
@@ -274,6 +275,32 @@ void append_timelines(std::string& out, const probe::ProbeResult& r, std::size_t
   append_gap_chart(out, r, binned);
 }
 
+// The diagnosis of the probe's target+prompt over its recent probes, every
+// shape in three states, when the target is still configured.
+void append_diagnosis(std::string& out, const probe::ProbeResult& r,
+                      const std::vector<TargetStatus>& targets) {
+  const TargetStatus::PromptDiagnosis* d = nullptr;
+  for (const auto& t : targets)
+    if (t.name == r.target)
+      for (const auto& p : t.prompt_diagnosis)
+        if (p.prompt == r.prompt) d = &p;
+  if (d == nullptr || d->verdicts.empty()) return;
+  fmt::format_to(std::back_inserter(out),
+                 "<h2>Diagnosis of {} &middot; {} <span class=\"sub\">(its {} recent successful "
+                 "probes)</span></h2>\n<table class=\"diagnosis\">\n",
+                 html_escape(r.target), html_escape(r.prompt), d->window.probes);
+  for (const auto& v : d->verdicts)
+    fmt::format_to(std::back_inserter(out),
+                   "<tr data-shape=\"{}\" data-answer=\"{}\"><td class=\"mark{}\">{}</td>"
+                   "<th>{}</th><td>{}</td></tr>\n",
+                   report::to_string(v.shape), report::to_string(v.answer),
+                   v.holds()         ? " a-holds"
+                   : v.cannot_tell() ? " a-unknown"
+                                     : "",
+                   report::mark(v.answer), html_escape(report::title(v.shape)), html_escape(v.why));
+  out += "</table>\n";
+}
+
 // One `<tr><th>name</th><td>value</td></tr>`; `value` is escaped here.
 void append_row(std::string& out, std::string_view name, std::string_view value,
                 std::string_view td_class = {}) {
@@ -339,11 +366,13 @@ void append_phases(std::string& out, const probe::ProbeResult& r) {
 
 }  // namespace
 
-std::string render_probe_page(const probe::ProbeResult& probe, std::size_t detailed_gaps) {
+std::string render_probe_page(const probe::ProbeResult& probe,
+                              const std::vector<TargetStatus>& targets, std::size_t detailed_gaps) {
   std::string out;
   append_head(out, probe);
   append_banner(out, probe);
   append_timelines(out, probe, detailed_gaps);
+  append_diagnosis(out, probe, targets);
   append_identity_and_outcome(out, probe);
   append_clock(out, probe);
   append_phases(out, probe);

@@ -209,7 +209,8 @@ Outcome probe_page(Parts parts, const RouteContext& ctx) {
   o.content_type = "text/html; charset=utf-8";
   o.html = true;
   o.compressible = true;
-  o.body = render_probe_page(*probe);
+  o.body = render_probe_page(*probe,
+                             ctx.hooks.targets ? ctx.hooks.targets() : std::vector<TargetStatus>{});
   return o;
 }
 

@@ -67,6 +67,16 @@ TEST(ReportHtml, ShowsThresholdDiagnosisAndInterruption) {
   const std::string html = render_html(sample(), meta);
   EXPECT_NE(html.find("stall threshold 250.0 ms"), std::string::npos);
   EXPECT_NE(html.find("data-shape=\"transport\""), std::string::npos);
+  // Three states, marked as the table and the landing page mark them: every
+  // shape of both series once, "<b>long</b>" (3 successful runs) cannot tell.
+  const std::size_t holds = count(html, "data-answer=\"holds\"><span class=\"mark\">[x]</span>");
+  const std::size_t not_holds =
+      count(html, "data-answer=\"does not hold\"><span class=\"mark\">[ ]</span>");
+  const std::size_t cannot_tell =
+      count(html, "data-answer=\"cannot tell\"><span class=\"mark\">[?]</span>");
+  EXPECT_EQ(holds + not_holds + cannot_tell, 10u);
+  EXPECT_GE(cannot_tell, 5u);
+  EXPECT_GE(not_holds, 1u);
   EXPECT_NE(html.find("This run was interrupted"), std::string::npos);
   EXPECT_NE(html.find("probe-host"), std::string::npos);
   EXPECT_EQ(html_escape("a<b>&\"'"), "a&lt;b&gt;&amp;&quot;&#39;");

@@ -59,7 +59,8 @@ TargetStatus::PromptDiagnosis window(std::size_t probes, std::size_t stalled) {
   d.prompt = "short";
   d.window.probes = probes;
   d.window.stalled_probes = stalled;
-  for (auto shape : report::kAllShapes) d.verdicts.push_back({shape, false, true, "no", {}});
+  for (auto shape : report::kAllShapes)
+    d.verdicts.push_back({shape, report::Answer::not_holds, true, "no", {}});
   return d;
 }
 
@@ -111,7 +112,8 @@ TEST(LandingPage, BufferedQueueFailingAndWaiting) {
   failed.error_detail = "upstream said <no>";
   auto queued = target("queued");
   queued.prompt_diagnosis = {window(5, 0)};
-  queued.prompt_diagnosis[0].verdicts[0] = {report::Shape::queue, true, true, "TTFT p50 2.6 s", {}};
+  queued.prompt_diagnosis[0].verdicts[0] = {
+      report::Shape::queue, report::Answer::holds, true, "TTFT p50 2.6 s", {}};
   queued.prompt_diagnosis[0].window.ttft_p50 = 2.6;
   queued.prompt_diagnosis[0].window.gap_p95 = 0.015;
   const std::string html = render_landing_page(
@@ -174,6 +176,28 @@ TEST(LandingPage, ShowsTheDiagnosisPerPromptEscaped) {
   const std::string html = render_landing_page({t}, {}, 1700000010);
   EXPECT_NE(
       html.find("<div class=\"sub\">short: transport<br>long: no verdict yet &lt;5&gt;</div>"),
+      std::string::npos)
+      << html;
+}
+
+TEST(LandingPage, TheDiagnosisShowsThreeStates) {
+  auto t = target("gz");
+  t.prompts = {"short", "long", "medium"};
+  auto held = window(5, 0);  // transport holds, queue cannot be told, the rest ruled out
+  held.verdicts[1] = {report::Shape::transport, report::Answer::holds, true, "held", {}};
+  held.verdicts[0] = {report::Shape::queue, report::Answer::cannot_tell, true, "hidden", {}};
+  auto clean = window(5, 0);
+  clean.prompt = "long";
+  auto young = window(2, 0);
+  young.prompt = "medium";
+  for (auto& v : young.verdicts) v = {v.shape, report::Answer::cannot_tell, false, "few", {}};
+  t.prompt_diagnosis = {held, clean, young};
+  const std::string html = render_landing_page({t}, {}, 1700000010);
+  EXPECT_NE(
+      html.find("short: <span class=\"mark a-unknown\" title=\"hidden\">[?]</span>&nbsp;queue "
+                "<span class=\"mark a-holds\" title=\"held\">[x]</span>&nbsp;transport<br>"
+                "long: <span class=\"mark\">[ ]</span>&nbsp;none<br>"
+                "medium: <span class=\"mark a-unknown\">[?]</span>&nbsp;too few probes yet"),
       std::string::npos)
       << html;
 }

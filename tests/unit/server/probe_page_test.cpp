@@ -187,6 +187,7 @@ TEST(ProbePage, AHugeRowIsSummarisedAndLinksToTheFullRow) {
   r.duration = 2100;
   const std::string html = render_probe_page(r);
   EXPECT_LT(html.size(), 300u * 1024) << "the page of a 100,000-chunk row";
+  ::testing::Test::RecordProperty("page_bytes", static_cast<int>(html.size()));
   EXPECT_NE(html.find("data-summarised=\"1\""), std::string::npos);
   EXPECT_NE(html.find("<a href=\"api/v1/probes?id=0123456789abcdef\">the full row (JSON)</a>"),
             std::string::npos);
@@ -201,6 +202,31 @@ TEST(ProbePage, AHugeRowIsSummarisedAndLinksToTheFullRow) {
   const std::string detailed = render_probe_page(r);
   EXPECT_EQ(detailed.find("data-summarised"), std::string::npos);
   EXPECT_LT(detailed.size(), 300u * 1024);
+}
+
+TEST(ProbePage, TheTargetsDiagnosisInThreeStates) {
+  const auto r = stalled_probe();  // openai-mini, prompt "short"
+  TargetStatus t{"openai-mini", "gpt-4o-mini", "http://x", {"short"}, 30, {}, {}};
+  TargetStatus::PromptDiagnosis d;
+  d.prompt = "short";
+  d.window.probes = 7;
+  for (auto shape : report::kAllShapes)
+    d.verdicts.push_back({shape, report::Answer::not_holds, true, "ruled out", {}});
+  d.verdicts[0] = {
+      report::Shape::queue, report::Answer::cannot_tell, true, "hidden <by> a hop", {}};
+  d.verdicts[4] = {report::Shape::generation, report::Answer::holds, true, "the source paused", {}};
+  t.prompt_diagnosis = {d};
+  const std::string html = render_probe_page(r, {t});
+  EXPECT_NE(html.find("its 7 recent successful probes"), std::string::npos);
+  EXPECT_NE(html.find("<tr data-shape=\"queue\" data-answer=\"cannot tell\"><td class=\"mark "
+                      "a-unknown\">[?]</td><th>queue</th><td>hidden &lt;by&gt; a hop</td></tr>"),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find("<td class=\"mark a-holds\">[x]</td><th>generation</th>"), std::string::npos);
+  EXPECT_EQ(count(html, "<td class=\"mark\">[ ]</td>"), 3u);
+  // Another prompt's diagnosis is not this probe's.
+  t.prompt_diagnosis[0].prompt = "long";
+  EXPECT_EQ(render_probe_page(r, {t}).find("data-answer"), std::string::npos);
 }
 
 }  // namespace
