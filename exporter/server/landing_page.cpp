@@ -53,10 +53,11 @@ void append_header(std::string& out) {
 // The name opens the last probe's page; without one, the target's rows.
 std::string target_link(const TargetStatus& t, const probe::ProbeResult* last) {
   if (last != nullptr && !last->id.empty())
-    return fmt::format("<a href=\"probe?id={}\" title=\"the last probe\"><b>{}</b></a>",
+    return fmt::format("<a class=\"name\" href=\"probe?id={}\" title=\"the last probe\">{}</a>",
                        html_escape(query_encode(last->id)), html_escape(t.name));
-  return fmt::format("<a href=\"api/v1/probes?target={}\" title=\"its rows (JSON)\"><b>{}</b></a>",
-                     html_escape(query_encode(t.name)), html_escape(t.name));
+  return fmt::format(
+      "<a class=\"name\" href=\"api/v1/probes?target={}\" title=\"its rows (JSON)\">{}</a>",
+      html_escape(query_encode(t.name)), html_escape(t.name));
 }
 
 // Name, then model, endpoint (shortened), prompts and interval in small print.

@@ -32,7 +32,7 @@ std::string plural(std::size_t n, std::string_view one, std::string_view many) {
 
 std::string failing_evidence(const probe::ProbeResult& r) {
   std::string s(probe::to_string(r.reason));
-  if (r.http_status > 0) s += fmt::format(" (HTTP {})", r.http_status);
+  if (r.http_status > 0) s += fmt::format(" ({})", r.http_status);
   if (!r.error_detail.empty()) s += ": " + clip(r.error_detail, 160);
   return s;
 }

@@ -123,7 +123,7 @@ TEST(LandingPage, BufferedQueueFailingAndWaiting) {
   EXPECT_NE(row_of(html, "gz").find("transport: 24 of 24 chunks arrived together"),
             std::string::npos);
   EXPECT_NE(row_of(html, "down").find("data-verdict=\"failing\""), std::string::npos);
-  EXPECT_NE(row_of(html, "down").find("http_5xx (HTTP 503): upstream said &lt;no&gt;"),
+  EXPECT_NE(row_of(html, "down").find("http_5xx (503): upstream said &lt;no&gt;"),
             std::string::npos);
   EXPECT_NE(row_of(html, "queued").find("data-verdict=\"queue\""), std::string::npos);
   EXPECT_NE(row_of(html, "queued").find("TTFT p50 2.60&nbsp;s while gap p95 is 15.0&nbsp;ms"),
@@ -141,10 +141,11 @@ TEST(LandingPage, TheTargetNameOpensTheLastProbesPage) {
   const std::string html =
       render_landing_page({target("a"), target("b & c")},
                           {{"a", healthy_probe("a")}, {"b & c", without_id}}, 1700000010);
-  EXPECT_NE(row_of(html, "a").find("<a href=\"probe?id=00000000000000a1\" title=\"the last "
-                                   "probe\"><b>a</b></a>"),
+  EXPECT_NE(row_of(html, "a").find("<a class=\"name\" href=\"probe?id=00000000000000a1\" "
+                                   "title=\"the last probe\">a</a>"),
             std::string::npos);
-  EXPECT_NE(html.find("<a href=\"api/v1/probes?target=b%20%26%20c\""), std::string::npos);
+  EXPECT_NE(html.find("<a class=\"name\" href=\"api/v1/probes?target=b%20%26%20c\""),
+            std::string::npos);
   EXPECT_EQ(count(html, "probe?id="), 1u);
 }
 
