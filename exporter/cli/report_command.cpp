@@ -83,31 +83,6 @@ std::size_t rows_with_other_threshold(const std::vector<probe::ProbeResult>& row
   return n;
 }
 
-report::ReportMeta meta_for(const ReportOptions& o, const std::vector<RowsSource>& sources,
-                            const std::vector<std::string>& labels,
-                            const std::vector<probe::ProbeResult>& rows) {
-  report::ReportMeta meta;
-  meta.title = o.title.empty() ? "llm-stream-exporter report · " + join(labels, " vs ") : o.title;
-  std::vector<std::string> paths;
-  paths.reserve(sources.size());
-  for (const auto& s : sources) paths.push_back(s.path);
-  meta.command = "llm_stream_exporter report " + join(paths, " ");
-  std::set<std::string> hosts;
-  double first = std::numeric_limits<double>::max(), last = 0;
-  for (const auto& r : rows) {
-    if (!r.host.empty()) hosts.insert(r.host);
-    first = std::min(first, r.ts);
-    last = std::max(last, r.ts + r.duration);
-  }
-  meta.host =
-      hosts.empty() ? "-" : join(std::vector<std::string>(hosts.begin(), hosts.end()), ", ");
-  meta.started_unix = rows.empty() ? 0 : first;
-  meta.elapsed_seconds = rows.empty() ? 0 : std::max(0.0, last - first);
-  meta.seed.clear();     // not in the rows
-  meta.concurrency = 0;  // not in the rows
-  return meta;
-}
-
 }  // namespace
 
 CLI::App* add_report_command(CLI::App& app, ReportOptions& o) {
@@ -199,6 +174,47 @@ std::vector<probe::ProbeResult> merge_sources(const std::vector<RowsSource>& sou
   return rows;
 }
 
+report::ReportSource describe_source(const RowsSource& source, const std::string& label) {
+  report::ReportSource d;
+  d.label = label;
+  d.path = source.path;
+  std::set<std::string> hosts;
+  double first = std::numeric_limits<double>::max(), last = 0;
+  for (const auto& r : source.rows) {
+    if (!r.host.empty()) hosts.insert(r.host);
+    first = std::min(first, r.ts);
+    last = std::max(last, r.ts + r.duration);
+    ++d.rows;
+    d.ok += r.ok ? 1 : 0;
+    d.warmups += r.warmup ? 1 : 0;
+  }
+  d.hosts.assign(hosts.begin(), hosts.end());
+  d.first_unix = source.rows.empty() ? 0 : first;
+  d.last_unix = source.rows.empty() ? 0 : last;
+  return d;
+}
+
+report::ReportMeta report_meta(const ReportOptions& o, const std::vector<RowsSource>& sources,
+                               const std::vector<std::string>& labels) {
+  report::ReportMeta meta;
+  meta.title = o.title.empty() ? "llm-stream-exporter report · " + join(labels, " vs ") : o.title;
+  std::vector<std::string> paths;
+  paths.reserve(sources.size());
+  for (std::size_t i = 0; i < sources.size(); ++i) {
+    paths.push_back(sources[i].path);
+    meta.sources.push_back(describe_source(sources[i], i < labels.size() ? labels[i] : ""));
+  }
+  meta.command = "llm_stream_exporter report " + join(paths, " ");
+  // Each file has its own hosts and time range (meta.sources); no one start,
+  // host or "took" stands for several runs.
+  meta.host.clear();
+  meta.started_unix = 0;
+  meta.elapsed_seconds = 0;
+  meta.seed.clear();     // not in the rows
+  meta.concurrency = 0;  // not in the rows
+  return meta;
+}
+
 int report_command(const ReportOptions& o) {
   const auto threshold = config::parse_duration(o.stall_threshold);
   if (!threshold || *threshold <= config::Duration::zero()) {
@@ -230,7 +246,7 @@ int report_command(const ReportOptions& o) {
 
   const config::DiagnosisThresholds thresholds;
   const report::Summary summary = report::summarize(rows, thresholds, order);
-  report::ReportMeta meta = meta_for(o, sources, labels, rows);
+  report::ReportMeta meta = report_meta(o, sources, labels);
   meta.thresholds = thresholds;
   const std::string html = report::render_html(summary, meta);
   if (to_stdout) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "probe/result.hpp"
+#include "report/html.hpp"
 #include "report/summary.hpp"
 
 namespace lse::cli {
@@ -51,5 +52,14 @@ std::vector<std::string> source_labels(const std::vector<RowsSource>& sources);
 std::vector<probe::ProbeResult> merge_sources(const std::vector<RowsSource>& sources,
                                               const std::vector<std::string>& labels,
                                               report::SeriesOrder& order);
+
+// One rows file as the report's header names it: label, path, hosts, the
+// time range of its rows, rows and ok rows, warmup rows.
+report::ReportSource describe_source(const RowsSource& source, const std::string& label);
+
+// The report's header for these sources: title, command, one ReportSource
+// per file (no single start, host or duration for separate runs).
+report::ReportMeta report_meta(const ReportOptions& options, const std::vector<RowsSource>& sources,
+                               const std::vector<std::string>& labels);
 
 }  // namespace lse::cli

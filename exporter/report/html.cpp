@@ -5,10 +5,12 @@
 // or in a CI artifact.
 #include "report/html.hpp"
 
+#include <utility>
 #include <fmt/format.h>
 #include <algorithm>
 #include <cmath>
 #include <iterator>
+#include <map>
 
 #include "report/format.hpp"
 #include "util/wall_clock.hpp"
@@ -141,12 +143,20 @@ void timeline_run(Out out, const probe::ProbeResult& r, std::size_t i, std::size
   fmt::format_to(out, "</g>");
 }
 
-void timeline(Out out, const SeriesSummary& s, std::size_t series_index) {
+// What the sections of one comparison share, so A and B read on the same
+// scales: the timeline's time axis, the histogram's bins and count axis, the
+// strip plots' axes.
+struct SharedScale {
+  double timeline_tmax = 0.001;
+  std::size_t hist_shown = 1, hist_max_count = 1;
+  double ttft_max = 0.001, duration_max = 0.001;
+};
+
+void timeline(Out out, const SeriesSummary& s, std::size_t series_index,
+              const SharedScale& shared) {
   constexpr double kRow = 18, kTop = 22, kBottom = 8;
   TimelineScale sc;
-  double tmax = 0;
-  for (const auto& r : s.probes) tmax = std::max(tmax, r.duration);
-  sc.tmax = std::max(tmax * 1.02, 0.001);
+  sc.tmax = shared.timeline_tmax;
   const double height =
       kTop + kRow * static_cast<double>(std::max<std::size_t>(s.probes.size(), 1)) + kBottom;
   fmt::format_to(
@@ -199,21 +209,41 @@ struct HistFrame {
   double w = kWidth - kLeft - kRightPad, ph = kH - kTop - kBottom, bw = 1;
 };
 
+// Counts on a log scale: a bar of n gaps is log(1 + n) / log(1 + max) of
+// the plot's height, so 16 stalls beside 400 small gaps are half as tall,
+// not a 4-px sliver.
+double count_height(std::size_t n, std::size_t max_count, double plot_height) {
+  if (n == 0) return 0;
+  return plot_height * std::log1p(static_cast<double>(n)) /
+         std::log1p(static_cast<double>(std::max<std::size_t>(max_count, 1)));
+}
+
 void hist_axes(Out out, const HistFrame& f, std::size_t max_count) {
-  fmt::format_to(out, R"~(<text class="tick" x="{:.0f}" y="{:.0f}" text-anchor="end">{}</text>)~",
-                 HistFrame::kLeft - 6, HistFrame::kTop + 4, max_count);
-  fmt::format_to(out, R"~(<text class="tick" x="{:.0f}" y="{:.0f}" text-anchor="end">0</text>)~",
-                 HistFrame::kLeft - 6, HistFrame::kTop + f.ph);
-  fmt::format_to(out,
-                 R"~(<line class="grid" x1="{0:.0f}" x2="{1:.0f}" y1="{2:.1f}" y2="{2:.1f}"/>)~",
-                 HistFrame::kLeft, HistFrame::kLeft + f.w, HistFrame::kTop + f.ph);
+  const double bottom = HistFrame::kTop + f.ph;
+  auto label = [&](std::size_t n) {
+    const double y = bottom - count_height(n, max_count, f.ph);
+    fmt::format_to(out,
+                   R"~(<line class="grid" x1="{0:.0f}" x2="{1:.0f}" y1="{2:.1f}" y2="{2:.1f}"/>)~",
+                   HistFrame::kLeft, HistFrame::kLeft + f.w, y);
+    fmt::format_to(
+        out, R"~(<text class="tick count" x="{:.0f}" y="{:.1f}" text-anchor="end">{}</text>)~",
+        HistFrame::kLeft - 6, y + 4, n);
+  };
+  label(0);
+  // Powers of ten below the top, unless crowding the top label.
+  for (std::size_t n = 1; n * 3 <= max_count; n *= 10) label(n);
+  label(max_count);
+  fmt::format_to(
+      out,
+      R"~(<text class="tick" x="10" y="{:.0f}" transform="rotate(-90 10 {:.0f})" text-anchor="middle">gaps (log scale)</text>)~",
+      HistFrame::kTop + f.ph / 2, HistFrame::kTop + f.ph / 2);
 }
 
 void hist_bar(Out out, const HistFrame& f, const GapBins& b, std::size_t i, double thr) {
   const auto& edges = b.edges;
   const double lo = i == 0 ? 0 : edges[i - 1];
   const bool stall_bin = lo >= thr - 1e-12;
-  const double hgt = f.ph * static_cast<double>(b.counts[i]) / static_cast<double>(b.max_count);
+  const double hgt = count_height(b.counts[i], b.max_count, f.ph);
   const double bx = HistFrame::kLeft + f.bw * static_cast<double>(i);
   const std::string range =
       i < edges.size() ? fmt::format("{} – {}", format_seconds(lo), format_seconds(edges[i]))
@@ -251,8 +281,11 @@ void hist_threshold(Out out, const HistFrame& f, const GapBins& b, const SeriesS
       s.stall_threshold_text);
 }
 
-void gap_histogram(Out out, const SeriesSummary& s, const std::vector<double>& bucket_edges) {
-  const GapBins b = bin_gaps(s, bucket_edges);
+void gap_histogram(Out out, const SeriesSummary& s, const std::vector<double>& bucket_edges,
+                   const SharedScale& shared) {
+  GapBins b = bin_gaps(s, bucket_edges);
+  b.shown = std::min(b.counts.size(), std::max(b.shown, shared.hist_shown));
+  b.max_count = std::max(b.max_count, shared.hist_max_count);
   HistFrame f;
   f.bw = f.w / static_cast<double>(b.shown);
   fmt::format_to(
@@ -270,13 +303,13 @@ void gap_histogram(Out out, const SeriesSummary& s, const std::vector<double>& b
 }
 
 // One dot per run on a time axis, p50 and p95 marked.
-void strip_plot(Out out, const SeriesSummary& s, Field f, const char* name) {
+void strip_plot(Out out, const SeriesSummary& s, Field f, const char* name, double shared_max) {
   std::vector<double> v = field_values(s.probes, f);
   constexpr double kH = 92, kTop = 20, kLeft = 110;
   const double w = kWidth - kLeft - kRightPad;
-  double vmax = 0;
-  for (double x : v) vmax = std::max(vmax, x);
-  vmax = std::max(vmax * 1.05, 0.001);
+  double vmax = shared_max;
+  for (double x : v) vmax = std::max(vmax, x * 1.05);
+  vmax = std::max(vmax, 0.001);
   fmt::format_to(
       out,
       R"~(<svg class="chart strip" viewBox="0 0 {:.0f} {:.0f}" role="img" aria-label="{} distribution">)~",
@@ -329,11 +362,11 @@ void diagnosis_list(Out out, const SeriesSummary& s) {
   fmt::format_to(out, R"~(<ul class="diagnosis">)~");
   for (const auto& v : s.diagnosis) {
     const char* cls = v.cannot_tell() ? "na" : v.holds() ? "holds" : "no";
-    const char* mark = v.cannot_tell() ? "?" : v.holds() ? "✔" : "·";
     fmt::format_to(
         out,
-        R"~(<li class="{}" data-shape="{}"><span class="mark">{}</span><b>{}</b> <span class="why">{}</span>{}</li>)~",
-        cls, to_string(v.shape), mark, html_escape(title(v.shape)), html_escape(v.why),
+        R"~(<li class="{}" data-shape="{}" data-answer="{}"><span class="mark">{}</span> <b>{}</b> <span class="why">{}</span>{}</li>)~",
+        cls, to_string(v.shape), to_string(v.answer), mark(v.answer), html_escape(title(v.shape)),
+        html_escape(v.why),
         v.holds() ? fmt::format(R"~(<div class="advice">{}</div>)~", html_escape(advice(v.shape)))
                   : "");
   }
@@ -363,7 +396,7 @@ constexpr std::string_view kStyle = R"css(
 body{max-width:1000px;margin:24px auto;padding:0 16px;background:var(--bg)}
 h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:32px 0 6px;border-top:1px solid var(--line);padding-top:18px}
 h3{font-size:14px;margin:18px 0 6px;color:var(--muted);font-weight:600;text-transform:uppercase;letter-spacing:.04em}
-.meta{color:var(--muted);font-size:13px;margin-bottom:14px}.meta b{color:var(--fg);font-weight:600}
+.meta{color:var(--muted);font-size:13px;margin-bottom:14px}.sources{margin:2px 0 4px;padding-left:18px}.meta b{color:var(--fg);font-weight:600}
 .banner{background:#fff4d6;color:#5a4300;border:1px solid #f0d48a;padding:8px 12px;border-radius:6px;margin:10px 0}
 table{border-collapse:collapse;font-size:13px;font-variant-numeric:tabular-nums}
 th,td{padding:4px 10px;border-bottom:1px solid var(--line);text-align:right}th:first-child,td:first-child{text-align:left}
@@ -382,7 +415,7 @@ thead th{color:var(--muted);font-weight:600}
 .thrlbl{fill:var(--stall);font-size:11px}.dot{fill:var(--tick);opacity:.7}.p50{stroke:var(--fg);stroke-width:1.5}
 .p95{stroke:var(--stall);stroke-width:1.5;stroke-dasharray:4 3}.plbl{font-size:11px;fill:var(--fg)}.p95t{fill:var(--stall)}
 .diagnosis{list-style:none;padding:0;margin:6px 0;font-size:13px}.diagnosis li{padding:4px 0;border-bottom:1px dotted var(--line)}
-.diagnosis .mark{display:inline-block;width:20px;text-align:center;color:var(--muted)}.diagnosis li.holds .mark{color:var(--stall);font-weight:700}
+.diagnosis .mark{display:inline-block;width:28px;font-family:ui-monospace,monospace;white-space:pre;color:var(--muted)}.diagnosis li.holds .mark{color:var(--stall);font-weight:700}
 .diagnosis .why{color:var(--muted)}.diagnosis li.holds .why{color:var(--fg)}.advice{margin-left:20px;color:var(--stall)}
 .legend{font-size:12px;color:var(--muted);margin:2px 0 6px}.legend i{display:inline-block;width:14px;height:9px;margin:0 4px 0 10px;vertical-align:middle}
 .cols{display:grid;grid-template-columns:1fr 1fr;gap:18px}@media (max-width:760px){.cols{grid-template-columns:1fr}}
@@ -435,17 +468,50 @@ void page_head(Out out, const Summary& summary, const ReportMeta& meta) {
   fmt::format_to(out, "<h1>{}</h1>", html_escape(meta.title));
 }
 
+// A report made from rows files: each file with its hosts, time range and
+// rows, since separate runs have no one start or "took"; warmups are only
+// counted where the rows hold them.
+void source_lines(Out out, const Summary& summary, const ReportMeta& meta) {
+  fmt::format_to(out,
+                 R"~(<div class="meta made-from">made from {} rows file{}:<ul class="sources">)~",
+                 meta.sources.size(), meta.sources.size() == 1 ? "" : "s");
+  std::size_t warmups = 0;
+  for (const auto& src : meta.sources) {
+    std::string hosts;
+    for (const auto& h : src.hosts) hosts += (hosts.empty() ? "" : ", ") + h;
+    warmups += src.warmups;
+    fmt::format_to(
+        out,
+        R"~(<li data-source="{}"><b>{}</b>{} · host <b>{}</b> · <b>{}</b> – <b>{}</b> ({}) · {} row{} ({} ok)</li>)~",
+        html_escape(src.label), html_escape(src.label),
+        src.path == src.label ? "" : " (" + html_escape(src.path) + ")",
+        html_escape(hosts.empty() ? "-" : hosts),
+        wall_clock::format_utc(src.first_unix, "%Y-%m-%d %H:%M:%S"),
+        wall_clock::format_utc(src.last_unix, "%Y-%m-%d %H:%M:%S UTC"),
+        format_seconds(std::max(0.0, src.last_unix - src.first_unix)), src.rows,
+        src.rows == 1 ? "" : "s", src.ok);
+  }
+  fmt::format_to(out, R"~(</ul>{} measured run{} ({} ok) · {}</div>)~", summary.runs,
+                 summary.runs == 1 ? "" : "s", summary.ok,
+                 warmups > 0
+                     ? fmt::format("{} warmup row{} left out", warmups, warmups == 1 ? "" : "s")
+                     : std::string("warmups: none in the rows (run writes measured probes only, so "
+                                   "how many were discarded is not known here)"));
+}
+
 void meta_lines(Out out, const Summary& summary, const ReportMeta& meta) {
-  fmt::format_to(
-      out,
-      R"~(<div class="meta">started <b>{}</b> · took <b>{}</b> · host <b>{}</b> · {} measured run{} ({} ok) · {} warmup run{} discarded{}{}</div>)~",
-      wall_clock::format_utc(meta.started_unix, "%Y-%m-%d %H:%M:%S UTC"),
-      format_seconds(meta.elapsed_seconds), html_escape(meta.host), summary.runs,
-      summary.runs == 1 ? "" : "s", summary.ok, summary.warmup_discarded,
-      summary.warmup_discarded == 1 ? "" : "s",
-      // Unknown (0 / empty) when the report is made from rows afterwards.
-      meta.concurrency > 0 ? fmt::format(" · concurrency {}", meta.concurrency) : "",
-      meta.seed.empty() ? "" : " · seed " + html_escape(meta.seed));
+  if (!meta.sources.empty())
+    source_lines(out, summary, meta);
+  else
+    fmt::format_to(
+        out,
+        R"~(<div class="meta">started <b>{}</b> · took <b>{}</b> · host <b>{}</b> · {} measured run{} ({} ok) · {} warmup run{} discarded{}{}</div>)~",
+        wall_clock::format_utc(meta.started_unix, "%Y-%m-%d %H:%M:%S UTC"),
+        format_seconds(meta.elapsed_seconds), html_escape(meta.host), summary.runs,
+        summary.runs == 1 ? "" : "s", summary.ok, summary.warmup_discarded,
+        summary.warmup_discarded == 1 ? "" : "s",
+        meta.concurrency > 0 ? fmt::format(" · concurrency {}", meta.concurrency) : "",
+        meta.seed.empty() ? "" : " · seed " + html_escape(meta.seed));
   if (!meta.command.empty())
     fmt::format_to(out, R"~(<div class="meta">command: <code>{}</code></div>)~",
                    html_escape(meta.command));
@@ -474,21 +540,49 @@ void overview_table(Out out, const Summary& summary) {
   fmt::format_to(out, "</tbody></table>");
 }
 
-void series_charts(Out out, const SeriesSummary& s, std::size_t k, const ReportMeta& meta) {
+// The sections compared with each other: one target+prompt from several
+// rows files ("svc @ before", "svc @ after": `report`'s labels).
+std::pair<std::string, std::string> comparison_key(const SeriesSummary& s) {
+  const auto at = s.target.rfind(" @ ");
+  return {at == std::string::npos ? s.target : s.target.substr(0, at), s.prompt};
+}
+
+using SharedScales = std::map<std::pair<std::string, std::string>, SharedScale>;
+
+// Every series' own extent, widened to the largest among the series it is compared with.
+SharedScales shared_scales(const Summary& summary, const std::vector<double>& bucket_edges) {
+  SharedScales by_key;
+  for (const auto& s : summary.series) {
+    SharedScale& sc = by_key[comparison_key(s)];
+    for (const auto& r : s.probes) sc.timeline_tmax = std::max(sc.timeline_tmax, r.duration * 1.02);
+    const GapBins b = bin_gaps(s, bucket_edges);
+    sc.hist_shown = std::max(sc.hist_shown, b.shown);
+    sc.hist_max_count = std::max(sc.hist_max_count, b.max_count);
+    for (double v : field_values(s.probes, Field::ttft))
+      sc.ttft_max = std::max(sc.ttft_max, v * 1.05);
+    for (double v : field_values(s.probes, Field::duration))
+      sc.duration_max = std::max(sc.duration_max, v * 1.05);
+  }
+  return by_key;
+}
+
+void series_charts(Out out, const SeriesSummary& s, std::size_t k, const ReportMeta& meta,
+                   const SharedScale& shared) {
   fmt::format_to(out, "<h3>Timeline of every run</h3>");
   fmt::format_to(
       out,
       R"~(<div class="legend"><i style="background:var(--wait)"></i>waiting for the first token<i style="background:var(--tick)"></i>chunk arrival<i style="background:var(--stall);opacity:.5"></i>stall (gap ≥ {})<i style="background:var(--muted)"></i>end of stream</div>)~",
       s.stall_threshold_text);
-  timeline(out, s, k);
+  timeline(out, s, k, shared);
   fmt::format_to(out, "<h3>Gaps between chunks</h3>");
-  gap_histogram(out, s, meta.gap_buckets);
+  gap_histogram(out, s, meta.gap_buckets, shared);
   fmt::format_to(out, "<h3>TTFT and duration across runs</h3>");
-  strip_plot(out, s, Field::ttft, "TTFT");
-  strip_plot(out, s, Field::duration, "duration");
+  strip_plot(out, s, Field::ttft, "TTFT", shared.ttft_max);
+  strip_plot(out, s, Field::duration, "duration", shared.duration_max);
 }
 
-void series_section(Out out, const SeriesSummary& s, std::size_t k, const ReportMeta& meta) {
+void series_section(Out out, const SeriesSummary& s, std::size_t k, const ReportMeta& meta,
+                    const SharedScale& shared) {
   fmt::format_to(out,
                  R"~(<section class="series" id="series-{}" data-target="{}" data-prompt="{}">)~",
                  k, html_escape(s.target), html_escape(s.prompt));
@@ -496,7 +590,7 @@ void series_section(Out out, const SeriesSummary& s, std::size_t k, const Report
                  html_escape(s.target), html_escape(s.prompt), html_escape(s.model_label), s.runs,
                  s.ok);
   fmt::format_to(out, "<div>{}</div>", shape_badges(s.diagnosis));
-  series_charts(out, s, k, meta);
+  series_charts(out, s, k, meta, shared);
   fmt::format_to(out, R"~(<div class="cols"><div><h3>Summary</h3>)~");
   summary_table(out, s);
   if (!s.failure_list.empty())
@@ -547,8 +641,9 @@ std::string render_html(const Summary& summary, const ReportMeta& meta) {
   page_head(out, summary, meta);
   meta_lines(out, summary, meta);
   overview_table(out, summary);
+  const auto shared = shared_scales(summary, meta.gap_buckets);
   for (std::size_t k = 0; k < summary.series.size(); ++k)
-    series_section(out, summary.series[k], k, meta);
+    series_section(out, summary.series[k], k, meta, shared.at(comparison_key(summary.series[k])));
   page_footer(out, meta.thresholds);
   return html;
 }

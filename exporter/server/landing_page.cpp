@@ -1,22 +1,23 @@
-// Landing page and probe page rendering. Target names, models, URLs and
-// failure details come from config and upstream servers, so nothing reaches
-// a page unescaped; the pages also ship a CSP that forbids scripts outright.
+// Landing page rendering. Target names, models, URLs and failure details
+// come from config and upstream servers, so nothing reaches the page
+// unescaped; the page also ships a CSP that forbids scripts outright.
 #include "server/landing_page.hpp"
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <cstdint>
 #include <iterator>
 
 #include "report/diagnosis.hpp"
-#include "report/format.hpp"
-#include "util/wall_clock.hpp"
+#include "server/page_parts.hpp"
+#include "server/page_verdict.hpp"
 
 namespace lse::server {
 namespace {
+
+// Longer endpoints are shortened in the middle, the full one on hover.
+constexpr std::size_t kEndpointChars = 40;
 
 std::string format_age(double seconds) {
   if (!std::isfinite(seconds)) return "-";
@@ -32,36 +33,15 @@ std::string format_interval(double seconds) {
   return fmt::format("{:g}s", seconds);
 }
 
-std::string or_dash(const std::optional<double>& seconds) {
-  return seconds ? report::format_seconds(*seconds) : "-";
-}
-
-// A query value: everything but RFC 3986 unreserved characters percent-encoded.
-std::string query_encode(std::string_view value) {
-  std::string q;
-  for (unsigned char c : value) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~')
-      q += static_cast<char>(c);
-    else
-      q += fmt::format("%{:02X}", c);
-  }
-  return q;
-}
-
-constexpr const char* kStyle =
-    "body{font-family:system-ui,sans-serif;margin:2em;color:#222}"
-    "table{border-collapse:collapse}th,td{border:1px solid #ccc;padding:.3em .6em;"
-    "text-align:left;vertical-align:top}th{background:#f3f3f3}"
-    ".ok{color:#070}.fail{color:#b00}.muted{color:#777}code{font-size:90%}";
-
 // The head, the one-line description and the links to every endpoint.
 void append_header(std::string& out) {
+  fmt::format_to(std::back_inserter(out),
+                 "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+                 "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
+                 "<title>llm-stream-exporter</title><style>{}</style></head>\n<body>\n"
+                 "<h1>llm-stream-exporter</h1>\n",
+                 page_style());
   out +=
-      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-      "<title>llm-stream-exporter</title><style>";
-  out += kStyle;
-  out +=
-      "</style></head>\n<body>\n<h1>llm-stream-exporter</h1>\n"
       "<p>Streams fixed prompts to LLM APIs, times every chunk and exports the pauses "
       "users feel as Prometheus histograms.</p>\n"
       // Relative links keep working behind a path-prefixing proxy.
@@ -70,171 +50,103 @@ void append_header(std::string& out) {
       " &middot; <a href=\"-/ready\">/-/ready</a></p>\n";
 }
 
-// What is configured: name (linking to its rows), model, endpoint, prompts, interval.
-void append_target_cells(std::string& out, const TargetStatus& t) {
-  std::string prompts;
-  for (const auto& p : t.prompts) {
-    if (!prompts.empty()) prompts += ", ";
-    prompts += html_escape(p);
-  }
-  fmt::format_to(std::back_inserter(out),
-                 "<tr><td><a href=\"api/v1/probes?target={}\">{}</a></td><td>{}</td>"
-                 "<td><code>{}</code></td><td>{}</td><td>{}</td>",
-                 html_escape(query_encode(t.name)), html_escape(t.name), html_escape(t.model),
-                 html_escape(t.url_redacted), prompts,
-                 html_escape(format_interval(t.interval_seconds)));
-  std::string diagnosis;
-  for (const auto& d : t.diagnosis) {
-    if (!diagnosis.empty()) diagnosis += "<br>";
-    diagnosis += html_escape(d);
-  }
-  fmt::format_to(std::back_inserter(out), "<td>{}</td>", diagnosis.empty() ? "-" : diagnosis);
+// The name opens the last probe's page; without one, the target's rows.
+std::string target_link(const TargetStatus& t, const probe::ProbeResult* last) {
+  if (last != nullptr && !last->id.empty())
+    return fmt::format("<a class=\"name\" href=\"probe?id={}\" title=\"the last probe\">{}</a>",
+                       html_escape(query_encode(last->id)), html_escape(t.name));
+  return fmt::format(
+      "<a class=\"name\" href=\"api/v1/probes?target={}\" title=\"its rows (JSON)\">{}</a>",
+      html_escape(query_encode(t.name)), html_escape(t.name));
 }
 
-// Chunks that came in their predecessor's socket read: "0 of 29", or
-// "29 of 29 (all at once)" for an answer a hop held and released.
+// Name, then model, endpoint (shortened), prompts and interval in small print.
+void append_target_cell(std::string& out, const TargetStatus& t, const probe::ProbeResult* last) {
+  std::string prompts;
+  for (const auto& p : t.prompts) prompts += (prompts.empty() ? "" : ", ") + html_escape(p);
+  fmt::format_to(std::back_inserter(out),
+                 "<td>{}<div class=\"sub\">{}<code class=\"endpoint\" title=\"{}\">{}"
+                 "</code>{} &middot; every {}</div></td>",
+                 target_link(t, last), html_escape(t.model), html_escape(t.url_redacted),
+                 html_escape(shorten_middle(t.url_redacted, kEndpointChars)), prompts,
+                 html_escape(format_interval(t.interval_seconds)));
+}
+
+// Escaped text whose figures never break from their unit: "150.3&nbsp;ms".
+std::string with_whole_figures(std::string_view text) {
+  std::string out = html_escape(text);
+  for (std::size_t at = out.find(' '); at != std::string::npos; at = out.find(' ', at + 1)) {
+    const bool after_digit = at > 0 && std::isdigit(static_cast<unsigned char>(out[at - 1])) != 0;
+    auto unit_at = [&](std::size_t u, std::string_view unit) {
+      return out.compare(u, unit.size(), unit) == 0 &&
+             (u + unit.size() >= out.size() ||
+              std::isalpha(static_cast<unsigned char>(out[u + unit.size()])) == 0);
+    };
+    const bool before_unit = unit_at(at + 1, "ms") || unit_at(at + 1, "s");
+    if (after_digit && before_unit) out.replace(at, 1, "&nbsp;");
+  }
+  return out;
+}
+
+// One prompt's diagnosis in three states, as the report and `run` mark them:
+// "short: [x] transport [?] queue", "short: [ ] none", "short: [?] too few probes".
+std::string prompt_line(const TargetStatus::PromptDiagnosis& d) {
+  std::string marks;
+  bool enough = true;
+  for (const auto& v : d.verdicts) {
+    enough = enough && v.enough_probes;
+    if (v.answer == report::Answer::not_holds) continue;
+    marks += fmt::format(" <span class=\"mark a-{}\" title=\"{}\">{}</span>&nbsp;{}",
+                         v.holds() ? "holds" : "unknown", html_escape(v.why),
+                         report::mark(v.answer), html_escape(report::title(v.shape)));
+  }
+  if (!enough) marks = " <span class=\"mark a-unknown\">[?]</span>&nbsp;too few probes yet";
+  if (marks.empty()) marks = " <span class=\"mark\">[ ]</span>&nbsp;none";
+  return html_escape(d.prompt) + ":" + marks;
+}
+
+// The diagnosis per prompt in small print under the evidence; the plain
+// lines when the values are not there.
+std::string diagnosis_lines(const TargetStatus& t) {
+  std::string out;
+  for (const auto& d : t.prompt_diagnosis) out += (out.empty() ? "" : "<br>") + prompt_line(d);
+  if (!out.empty()) return out;
+  for (const auto& d : t.diagnosis) out += (out.empty() ? "" : "<br>") + html_escape(d);
+  return out;
+}
+
+// Chunks that came in their predecessor's socket read: "0 of 29".
 std::string together(const probe::ProbeResult& r) {
   if (r.chunks < 2) return "-";
-  std::string s = fmt::format("{} of {}", r.coalesced_chunks, r.chunks - 1);
-  if (report::is_all_at_once(r)) s += " (all at once)";
-  return s;
+  return fmt::format("{} of {}", r.coalesced_chunks, r.chunks - 1);
 }
 
-// How the last probe went: outcome (failure detail on hover), the clock, its age.
-void append_last_probe_cells(std::string& out, const probe::ProbeResult& r, double now_unix) {
-  std::string what = "ok";
-  if (!r.ok) {
-    what = probe::to_string(r.reason);
-    if (r.http_status > 0) what += fmt::format(" ({})", r.http_status);
-  }
-  what = html_escape(what);
-  // The outcome links to the probe's own page when the probe has an id.
-  if (!r.id.empty())
-    what = fmt::format("<a href=\"probe?id={}\">{}</a>", html_escape(query_encode(r.id)), what);
-  if (r.ok)
-    fmt::format_to(std::back_inserter(out), "<td class=\"ok\">{}</td>", what);
-  else
-    fmt::format_to(std::back_inserter(out), "<td class=\"fail\" title=\"{}\">{}</td>",
-                   html_escape(r.error_detail), what);
-  fmt::format_to(std::back_inserter(out),
-                 "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
-                 html_escape(or_dash(r.ttft)), html_escape(or_dash(r.gap_p95)),
-                 html_escape(or_dash(r.gap_max)), r.stalls, html_escape(together(r)),
-                 html_escape(format_age(now_unix - (r.ts + r.duration))));
-}
-
-// --- the page of one probe ----------------------------------------------------
-
-constexpr const char* kProbeStyle =
-    ".gap{fill:#4a7fb5}.stall{fill:#c0392b}.threshold{stroke:#c0392b;stroke-dasharray:4 3}"
-    "svg text{font-size:11px;fill:#555}";
-
-void append_probe_header(std::string& out, const probe::ProbeResult& r) {
-  const std::string title = "probe " + (r.id.empty() ? std::string("(no id)") : r.id);
-  fmt::format_to(std::back_inserter(out),
-                 "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-                 "<title>{0} - llm-stream-exporter</title><style>{1}{2}</style></head>\n<body>\n"
-                 "<p><a href=\"./\">llm-stream-exporter</a> &middot; "
-                 "<a href=\"api/v1/probes?id={3}\">raw row (JSON)</a></p>\n<h1>{0}</h1>\n",
-                 html_escape(title), kStyle, kProbeStyle, html_escape(query_encode(r.id)));
-}
-
-// One `<tr><th>name</th><td>value</td></tr>`; `value` is escaped here.
-void append_row(std::string& out, std::string_view name, std::string_view value,
-                std::string_view td_class = {}) {
-  fmt::format_to(std::back_inserter(out), "<tr><th>{}</th><td{}>{}</td></tr>\n", html_escape(name),
-                 td_class.empty() ? std::string() : fmt::format(" class=\"{}\"", td_class),
-                 html_escape(value));
-}
-
-// Who was probed, when, and how it ended.
-void append_identity_and_outcome(std::string& out, const probe::ProbeResult& r) {
-  out += "<h2>Probe</h2>\n<table>\n";
-  append_row(out, "target", r.target);
-  append_row(out, "model", r.model);
-  append_row(out, "prompt", r.prompt);
-  append_row(out, "host", r.host.empty() ? "-" : r.host);
-  append_row(out, "started", wall_clock::format_utc(r.ts, "%Y-%m-%d %H:%M:%S UTC"));
-  append_row(out, "outcome", r.ok ? "ok" : std::string(probe::to_string(r.reason)),
-             r.ok ? "ok" : "fail");
-  if (!r.error_detail.empty()) append_row(out, "detail", r.error_detail);
-  append_row(out, "HTTP status", r.http_status > 0 ? std::to_string(r.http_status) : "-");
-  append_row(out, "finish reason", r.finish_reason.empty() ? "-" : r.finish_reason);
-  auto tokens = [](std::int64_t n) { return n >= 0 ? std::to_string(n) : std::string("-"); };
-  append_row(out, "tokens (prompt / completion)",
-             tokens(r.prompt_tokens) + " / " + tokens(r.completion_tokens));
-  out += "</table>\n";
-}
-
-// DESIGN §2: TTFT, the gaps' summaries, tail and duration.
-void append_clock(std::string& out, const probe::ProbeResult& r) {
-  out += "<h2>Clock</h2>\n<table>\n";
-  append_row(out, "time to first token", or_dash(r.ttft));
-  if (r.first_reasoning) append_row(out, "first reasoning", or_dash(r.first_reasoning));
-  append_row(out, "content chunks", std::to_string(r.chunks));
-  append_row(out, "gap p50 / p95 / max",
-             or_dash(r.gap_p50) + " / " + or_dash(r.gap_p95) + " / " + or_dash(r.gap_max));
-  append_row(out, "stalls",
-             fmt::format("{} (gaps of at least {}; {} in all)", r.stalls,
-                         report::format_seconds(r.stall_threshold),
-                         report::format_seconds(r.stall_seconds)));
-  append_row(out, "tail", or_dash(r.tail));
-  append_row(out, "duration", report::format_seconds(r.duration));
-  if (r.output_tokens_per_second)
-    append_row(out, "output tokens per second", fmt::format("{:.1f}", *r.output_tokens_per_second));
-  out += "</table>\n";
-}
-
-// The phases of TTFT in order, each with its share of TTFT.
-void append_phases(std::string& out, const probe::ProbeResult& r) {
-  out += "<h2>Phases</h2>\n<table>\n<tr><th>phase</th><th>time</th><th>share of TTFT</th></tr>\n";
-  for (std::size_t i = 0; i < probe::kAllPhases.size(); ++i) {
-    const auto& p = r.phases[i];
-    const std::string share =
-        p && r.ttft && *r.ttft > 0 ? report::format_percent(*p / *r.ttft) : "-";
-    fmt::format_to(std::back_inserter(out), "<tr><td>{}</td><td>{}</td><td>{}</td></tr>\n",
-                   probe::to_string(probe::kAllPhases[i]), html_escape(or_dash(p)),
-                   html_escape(share));
-  }
-  out += "</table>\n";
-}
-
-// Every gap in arrival order as one bar; bars at or above the stall
-// threshold are stalls. The scale always shows the threshold line.
-void append_gap_timeline(std::string& out, const probe::ProbeResult& r) {
-  out += "<h2>Gap timeline</h2>\n";
-  if (r.gaps.empty()) {
-    out += "<p class=\"muted\">No gaps: fewer than two content chunks.</p>\n";
+// The last probe's numbers; "no probe yet" spans them.
+void append_number_cells(std::string& out, const probe::ProbeResult* r, double now_unix) {
+  if (r == nullptr) {
+    out += "<td class=\"muted\" colspan=\"6\">no probe yet</td>";
     return;
   }
-  constexpr double kLeft = 60, kTop = 10, kWidth = 720, kHeight = 180;
-  double top_value = r.stall_threshold;
-  for (double g : r.gaps) top_value = std::max(top_value, g);
-  top_value = std::max(top_value * 1.1, 1e-6);
-  const double bar = kWidth / static_cast<double>(r.gaps.size());
-  auto y_of = [&](double v) { return kTop + kHeight - v / top_value * kHeight; };
   fmt::format_to(std::back_inserter(out),
-                 "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1}\" "
-                 "role=\"img\" aria-label=\"{2} gaps, {3} stalls\">\n"
-                 "<text x=\"0\" y=\"{4:.1f}\">{5}</text><text x=\"0\" y=\"{6:.1f}\">0</text>\n",
-                 kLeft + kWidth + 10, kTop + kHeight + 30, r.gaps.size(), r.stalls, kTop + 10,
-                 html_escape(report::format_seconds(top_value)), kTop + kHeight);
-  for (std::size_t i = 0; i < r.gaps.size(); ++i) {
-    const double g = r.gaps[i];
-    const bool stall = g >= r.stall_threshold;
-    fmt::format_to(std::back_inserter(out),
-                   "<rect class=\"{}\" x=\"{:.2f}\" y=\"{:.2f}\" width=\"{:.2f}\" "
-                   "height=\"{:.2f}\"><title>gap {}: {}{}</title></rect>\n",
-                   stall ? "stall" : "gap", kLeft + bar * static_cast<double>(i), y_of(g),
-                   std::max(bar * 0.8, 0.5), kTop + kHeight - y_of(g), i + 1,
-                   html_escape(report::format_seconds(g)), stall ? " (stall)" : "");
-  }
-  const double yt = y_of(r.stall_threshold);
-  fmt::format_to(std::back_inserter(out),
-                 "<line class=\"threshold\" x1=\"{0}\" x2=\"{1}\" y1=\"{2:.2f}\" y2=\"{2:.2f}\"/>"
-                 "<text x=\"{0}\" y=\"{3:.1f}\">stall threshold {4}</text>\n</svg>\n",
-                 kLeft, kLeft + kWidth, yt, kTop + kHeight + 20,
-                 html_escape(report::format_seconds(r.stall_threshold)));
+                 "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+                 "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>",
+                 html_escape(or_dash(r->ttft)), html_escape(or_dash(r->gap_max)), r->stalls,
+                 html_escape(together(*r)), html_escape(or_dash(r->gap_p95)),
+                 html_escape(format_age(now_unix - (r->ts + r->duration))));
+}
+
+void append_target_row(std::string& out, const TargetStatus& t, const probe::ProbeResult* last,
+                       double now_unix) {
+  const PageVerdict v = target_verdict(t, last);
+  fmt::format_to(std::back_inserter(out), "<tr data-target=\"{}\" data-verdict=\"{}\"><td>{}</td>",
+                 html_escape(t.name), to_string(v.kind), verdict_badge(v));
+  append_target_cell(out, t, last);
+  const std::string lines = diagnosis_lines(t);
+  fmt::format_to(std::back_inserter(out), "<td class=\"evidence\">{}{}</td>",
+                 with_whole_figures(v.evidence),
+                 lines.empty() ? "" : "<div class=\"sub\">" + lines + "</div>");
+  append_number_cells(out, last, now_unix);
+  out += "</tr>\n";
 }
 
 }  // namespace
@@ -249,29 +161,19 @@ std::string render_landing_page(const std::vector<TargetStatus>& targets,
     return out;
   }
   out +=
-      "<table>\n<tr><th>target</th><th>model</th><th>endpoint</th><th>prompts</th>"
-      "<th>interval</th><th>diagnosis</th><th>last probe</th><th>TTFT</th><th>gap p95</th>"
-      "<th>max gap</th><th>stalls</th><th>together</th><th>age</th></tr>\n";
+      "<table>\n<tr><th>verdict</th><th>target</th><th>evidence</th>"
+      "<th title=\"time to first token of the last probe\">TTFT</th><th>max gap</th>"
+      "<th>stalls</th><th title=\"chunks that came in the same read as the one before\">"
+      "together</th><th>gap p95</th><th>age</th></tr>\n";
   for (const auto& t : targets) {
-    append_target_cells(out, t);
     auto it = last.find(t.name);
-    if (it == last.end())
-      out += "<td class=\"muted\" colspan=\"7\">no probe yet</td></tr>\n";
-    else
-      append_last_probe_cells(out, it->second, now_unix);
+    append_target_row(out, t, it == last.end() ? nullptr : &it->second, now_unix);
   }
-  out += "</table>\n</body></html>\n";
-  return out;
-}
-
-std::string render_probe_page(const probe::ProbeResult& probe) {
-  std::string out;
-  append_probe_header(out, probe);
-  append_identity_and_outcome(out, probe);
-  append_clock(out, probe);
-  append_phases(out, probe);
-  append_gap_timeline(out, probe);
-  out += "</body></html>\n";
+  out +=
+      "</table>\n<p class=\"sub\">The verdict reads the last probe and the diagnosis of the recent "
+      "ones (hover it for the diagnosis' words); a target whose probes stall is never ok. The "
+      "numbers are the last probe's; a target's name opens that probe's page.</p>\n"
+      "</body></html>\n";
   return out;
 }
 

@@ -18,6 +18,7 @@
 #include "server/encoding.hpp"
 #include "server/landing_page.hpp"
 #include "server/negotiation.hpp"
+#include "server/probe_page.hpp"
 #include "util/json.hpp"
 
 namespace lse::server {
@@ -265,7 +266,8 @@ Outcome probe_page(Parts parts, const RouteContext& ctx) {
   o.content_type = "text/html; charset=utf-8";
   o.html = true;
   o.compressible = true;
-  o.body = render_probe_page(*probe);
+  o.body = render_probe_page(*probe,
+                             ctx.hooks.targets ? ctx.hooks.targets() : std::vector<TargetStatus>{});
   return o;
 }
 

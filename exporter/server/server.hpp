@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "metrics/exposition.hpp"
+#include "report/diagnosis.hpp"
 #include "report/row_store.hpp"
 
 namespace lse::server {
@@ -27,6 +28,14 @@ struct TargetStatus {
   // The diagnosis of its recent probes, per prompt: "short: transport",
   // "long: none", "short: no verdict yet" (service/views.cpp).
   std::vector<std::string> diagnosis;
+  // The same diagnosis as values, one per prompt: the window's numbers and
+  // its verdicts, for the landing page's verdict and evidence.
+  struct PromptDiagnosis {
+    std::string prompt;
+    report::WindowStats window;
+    std::vector<report::Verdict> verdicts;
+  };
+  std::vector<PromptDiagnosis> prompt_diagnosis{};
 };
 
 // Called on the server thread; each must be thread-safe with respect to the

@@ -53,6 +53,19 @@ std::vector<std::string> diagnosis_lines(const report::RowStore& rows, const con
   return out;
 }
 
+// The landing page's values: each prompt's window statistics and verdicts.
+std::vector<server::TargetStatus::PromptDiagnosis> prompt_diagnosis(const report::RowStore& rows,
+                                                                    const config::Config& config,
+                                                                    const config::Target& t) {
+  std::vector<server::TargetStatus::PromptDiagnosis> out;
+  const auto latest = rows.latest(t.name, rows.capacity());
+  for (const auto& prompt : t.prompts) {
+    const auto window = report::window_stats(diagnosis_window(latest, t, prompt), config.diagnosis);
+    out.push_back({prompt, window, report::diagnose(window, config.diagnosis)});
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<server::TargetStatus> target_statuses(const config::Config& config,
@@ -67,6 +80,7 @@ std::vector<server::TargetStatus> target_statuses(const config::Config& config,
     s.prompts = t.prompts;
     s.interval_seconds = std::chrono::duration<double>(t.interval).count();
     s.diagnosis = diagnosis_lines(rows, config, t);
+    s.prompt_diagnosis = prompt_diagnosis(rows, config, t);
     out.push_back(std::move(s));
   }
   return out;

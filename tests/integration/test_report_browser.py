@@ -118,7 +118,22 @@ class ReportInChromium(unittest.TestCase):
             self.assertIsNone(re.search(r'(src|href)\s*=\s*["\']?(https?:|//)', html))
             self.assertIn("default-src 'none'", html)
             self.assertIn('<title>llm-stream-exporter report · before.jsonl vs after.jsonl</title>', html)
-            self.assertNotIn('seed', re.search(r'<div class="meta">started.*?</div>', html).group(0))
+            # The header names each file with its own host, time range and rows: no one
+            # "took" for two runs, no warmup count that the rows cannot tell.
+            header = re.search(r'<div class="meta made-from">.*?</div>', html, re.S).group(0)
+            self.assertNotIn('seed', header)
+            self.assertNotIn('took', header)
+            self.assertNotIn('warmup runs discarded', header)
+            self.assertIn('warmups: none in the rows', header)
+            for name in ('before', 'after'):
+                self.assertRegex(header, rf'<li data-source="{name}.jsonl"><b>{name}.jsonl</b> \({re.escape(tmp)}/'
+                                         rf'{name}.jsonl\) · host <b>[^<]+</b> · <b>[0-9: -]+</b> – '
+                                         r'<b>[0-9: -]+ UTC</b> \([0-9.]+ (ms|s)\) · 4 rows \(4 ok\)</li>')
+            # Before and after share one time axis: the same tick labels in both sections.
+            ticks = [re.findall(r'<text class="tick" [^>]*text-anchor="middle">([^<]*)</text>', sec)
+                     for sec in html.split('<section class="series"')[1:]]
+            self.assertEqual(len(ticks), 2)
+            self.assertEqual(ticks[0], ticks[1])
 
             url = 'file://' + report
             dom = chromium(tmp, '--dump-dom', url)

@@ -36,13 +36,14 @@ class ReportCommand : public ::testing::Test {
 };
 
 std::string row(const std::string& target, const std::string& prompt, const std::string& host,
-                double ttft = 0.1) {
+                double ttft = 0.1, double ts = 1700000000, bool ok = true) {
   probe::ProbeResult r;
-  r.ts = 1700000000;
+  r.ts = ts;
   r.target = target;
   r.prompt = prompt;
   r.host = host;
-  r.ok = true;
+  r.ok = ok;
+  if (!ok) r.reason = probe::FailureReason::connect;
   r.ttft = ttft;
   r.duration = 0.5;
   r.chunks = 3;
@@ -127,6 +128,35 @@ TEST_F(ReportCommand, SeveralFilesKeepTheirRowsApartSideBySide) {
   const auto single = merge_sources({a}, source_labels({a}), order);
   EXPECT_EQ(single[0].target, "svc");
   EXPECT_TRUE(order.empty());
+}
+
+TEST_F(ReportCommand, TheHeaderNamesEachFileWithItsHostsAndTimeRange) {
+  // Two runs a day apart on two hosts; the second has a failed row.
+  const auto a =
+      read_rows_source(write("before.jsonl", row("svc", "short", "host-a", 0.1) +
+                                                 row("svc", "short", "host-a", 0.1, 1700000060)));
+  const std::string failed_row = row("svc", "short", "host-b", 0.1, 1700086400, false);
+  const auto b = read_rows_source(
+      write("after.jsonl", failed_row + row("svc", "short", "host-b", 0.1, 1700086430)));
+  ASSERT_EQ(a.rows.size(), 2u);
+  ASSERT_EQ(b.rows.size(), 2u);
+  ReportOptions o;
+  const auto meta = report_meta(o, {a, b}, source_labels({a, b}));
+  ASSERT_EQ(meta.sources.size(), 2u);
+  EXPECT_EQ(meta.sources[0].label, "host-a");
+  EXPECT_EQ(meta.sources[0].hosts, std::vector<std::string>{"host-a"});
+  EXPECT_DOUBLE_EQ(meta.sources[0].first_unix, 1700000000);
+  EXPECT_DOUBLE_EQ(meta.sources[0].last_unix, 1700000060.5);  // the last row's end
+  EXPECT_EQ(meta.sources[0].rows, 2u);
+  EXPECT_EQ(meta.sources[0].ok, 2u);
+  EXPECT_EQ(meta.sources[1].hosts, std::vector<std::string>{"host-b"});
+  EXPECT_DOUBLE_EQ(meta.sources[1].first_unix, 1700086400);
+  EXPECT_DOUBLE_EQ(meta.sources[1].last_unix, 1700086430.5);
+  EXPECT_EQ(meta.sources[1].ok, 1u);
+  // No one span over both runs: a day apart is not a run that "took" a day.
+  EXPECT_EQ(meta.elapsed_seconds, 0);
+  EXPECT_TRUE(meta.host.empty());
+  EXPECT_EQ(meta.title, "llm-stream-exporter report · host-a vs host-b");
 }
 
 }  // namespace
