@@ -60,7 +60,7 @@ TargetStatus::PromptDiagnosis window(std::size_t probes, std::size_t stalled) {
   d.window.probes = probes;
   d.window.stalled_probes = stalled;
   for (auto shape : report::kAllShapes)
-    d.verdicts.push_back({shape, report::Answer::not_holds, true, "no", {}});
+    d.verdicts.push_back({shape, report::Answer::not_holds, true, "no", {}, {}});
   return d;
 }
 
@@ -113,7 +113,7 @@ TEST(LandingPage, BufferedQueueFailingAndWaiting) {
   auto queued = target("queued");
   queued.prompt_diagnosis = {window(5, 0)};
   queued.prompt_diagnosis[0].verdicts[0] = {
-      report::Shape::queue, report::Answer::holds, true, "TTFT p50 2.6 s", {}};
+      report::Shape::queue, report::Answer::holds, true, "TTFT p50 2.6 s", {}, {}};
   queued.prompt_diagnosis[0].window.ttft_p50 = 2.6;
   queued.prompt_diagnosis[0].window.gap_p95 = 0.015;
   const std::string html = render_landing_page(
@@ -185,13 +185,13 @@ TEST(LandingPage, TheDiagnosisShowsThreeStates) {
   auto t = target("gz");
   t.prompts = {"short", "long", "medium"};
   auto held = window(5, 0);  // transport holds, queue cannot be told, the rest ruled out
-  held.verdicts[1] = {report::Shape::transport, report::Answer::holds, true, "held", {}};
-  held.verdicts[0] = {report::Shape::queue, report::Answer::cannot_tell, true, "hidden", {}};
+  held.verdicts[1] = {report::Shape::transport, report::Answer::holds, true, "held", {}, {}};
+  held.verdicts[0] = {report::Shape::queue, report::Answer::cannot_tell, true, "hidden", {}, {}};
   auto clean = window(5, 0);
   clean.prompt = "long";
   auto young = window(2, 0);
   young.prompt = "medium";
-  for (auto& v : young.verdicts) v = {v.shape, report::Answer::cannot_tell, false, "few", {}};
+  for (auto& v : young.verdicts) v = {v.shape, report::Answer::cannot_tell, false, "few", {}, {}};
   t.prompt_diagnosis = {held, clean, young};
   const std::string html = render_landing_page({t}, {}, 1700000010);
   EXPECT_NE(

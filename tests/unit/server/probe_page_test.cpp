@@ -211,10 +211,10 @@ TEST(ProbePage, TheTargetsDiagnosisInThreeStates) {
   d.prompt = "short";
   d.window.probes = 7;
   for (auto shape : report::kAllShapes)
-    d.verdicts.push_back({shape, report::Answer::not_holds, true, "ruled out", {}});
+    d.verdicts.push_back({shape, report::Answer::not_holds, true, "ruled out", {}, {}});
   d.verdicts[0] = {
-      report::Shape::queue, report::Answer::cannot_tell, true, "hidden <by> a hop", {}};
-  d.verdicts[4] = {report::Shape::generation, report::Answer::holds, true, "the source paused", {}};
+      report::Shape::queue, report::Answer::cannot_tell, true, "hidden <by> a hop", {}, {}};
+  d.verdicts[4] = {report::Shape::generation, report::Answer::holds, true, "the source paused", {}, {}};
   t.prompt_diagnosis = {d};
   const std::string html = render_probe_page(r, {t});
   EXPECT_NE(html.find("its 7 recent successful probes"), std::string::npos);
