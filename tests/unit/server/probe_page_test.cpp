@@ -214,7 +214,8 @@ TEST(ProbePage, TheTargetsDiagnosisInThreeStates) {
     d.verdicts.push_back({shape, report::Answer::not_holds, true, "ruled out", {}, {}});
   d.verdicts[0] = {
       report::Shape::queue, report::Answer::cannot_tell, true, "hidden <by> a hop", {}, {}};
-  d.verdicts[4] = {report::Shape::generation, report::Answer::holds, true, "the source paused", {}, {}};
+  d.verdicts[4] = {
+      report::Shape::generation, report::Answer::holds, true, "the source paused", {}, {}};
   t.prompt_diagnosis = {d};
   const std::string html = render_probe_page(r, {t});
   EXPECT_NE(html.find("its 7 recent successful probes"), std::string::npos);
