@@ -800,10 +800,14 @@ def drilldown():
         "server pauses mid-answer (owner: provider or model-serving team). long_answer: flat, steady stream that is simply long, look at the "
         "prompt or max tokens (owner: the application/prompt owner). shared_capacity: wide spread "
         "between identical runs, the endpoint's capacity is shared with other load (owner: "
-        "provider). Good: nothing orange.",
+        "provider). Grey \"cannot tell\": too few probes, or a hop on the path hides the shape "
+        "(docs/diagnosis.md). Good: nothing orange.",
         targets((f'max by (prompt, shape) (llm_stream_diagnosis{{{SEL}}})', "{{prompt}} {{shape}}")),
         mappings=[{"type": "value", "options": {"0": {"text": "-", "color": "transparent"},
-                                                "1": {"text": "holds", "color": "orange"}}}],
+                                                "1": {"text": "holds", "color": "orange"}}},
+                  # NaN: the exporter cannot tell (too few probes, or a hop hides it).
+                  {"type": "special", "options": {"match": "nan",
+                                                  "result": {"text": "cannot tell", "color": "text"}}}],
         thresholds_={"mode": "absolute", "steps": [{"color": "transparent", "value": None},
                                                    {"color": "orange", "value": 1}]}), 24, 8)
 

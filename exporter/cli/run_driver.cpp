@@ -97,7 +97,8 @@ asio::awaitable<void> Runner::worker() {
                                   util::Redactor(config::secret_values(ex_.targets[item.target])));
     if (stopping_ && !r.ok && r.reason == probe::FailureReason::canceled) {
       // Not a measurement, but the row says the run was cut here (never a
-      // lost row): reason canceled, which every reader counts as a failure.
+      // lost row): reason canceled, which every summary leaves out (neither
+      // a success nor a failure of the target).
       if (!item.warmup) {
         ++canceled_;
         write_row(r);

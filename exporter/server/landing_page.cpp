@@ -138,7 +138,9 @@ void append_number_cells(std::string& out, const probe::ProbeResult* r, double n
 void append_target_row(std::string& out, const TargetStatus& t, const probe::ProbeResult* last,
                        double now_unix) {
   const PageVerdict v = target_verdict(t, last);
-  fmt::format_to(std::back_inserter(out), "<tr data-target=\"{}\" data-verdict=\"{}\"><td>{}</td>",
+  // id: the anchor the dashboards link a target to (`/#target-<name>`).
+  fmt::format_to(std::back_inserter(out),
+                 "<tr id=\"target-{0}\" data-target=\"{0}\" data-verdict=\"{1}\"><td>{2}</td>",
                  html_escape(t.name), to_string(v.kind), verdict_badge(v));
   append_target_cell(out, t, last);
   const std::string lines = diagnosis_lines(t);

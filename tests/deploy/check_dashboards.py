@@ -73,6 +73,7 @@ EXPORTER_LEVEL = {"llm_stream_exporter_build_info", "llm_stream_exporter_config_
                   "llm_stream_row_write_errors_total",
                   "llm_stream_exporter_config_reloads_total"} | PROMETHEUS_SERIES
 TARGET_LEVEL = {"llm_stream_stall_threshold_seconds", "llm_stream_target_info", "llm_stream_backoffs_total",
+                "llm_stream_unexpected_content_type_total",
                 "llm_stream_alert_ttft_seconds", "llm_stream_alert_worst_gap_seconds",
                 "llm_stream_alert_stall_share"}
 # Fixed windows a panel may use: those of the alerts it shows.

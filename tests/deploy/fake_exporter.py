@@ -172,6 +172,7 @@ class Fake:
                 out.append(f'llm_stream_alert_worst_gap_seconds{{target="{t}"}} 1')
                 out.append(f'llm_stream_alert_stall_share{{target="{t}"}} 0.2')
                 out.append(f'llm_stream_backoffs_total{{target="{t}"}} 0')
+                out.append(f'llm_stream_unexpected_content_type_total{{target="{t}"}} 0')
                 api, host = TARGET_INFO[t]
                 out.append(f'llm_stream_target_info{{target="{t}",api="{api}",model="{model}",'
                            f'host="{host}"}} 1')

@@ -147,6 +147,9 @@ TEST(LandingPage, TheTargetNameOpensTheLastProbesPage) {
   EXPECT_NE(html.find("<a class=\"name\" href=\"api/v1/probes?target=b%20%26%20c\""),
             std::string::npos);
   EXPECT_EQ(count(html, "probe?id="), 1u);
+  // The anchor a dashboard's data link opens (`<exporter>/#target-<name>`).
+  EXPECT_NE(html.find("<tr id=\"target-a\" data-target=\"a\""), std::string::npos);
+  EXPECT_NE(html.find("<tr id=\"target-b &amp; c\""), std::string::npos);
 }
 
 TEST(LandingPage, LongEndpointsAreShortenedAndNumbersDoNotWrap) {
