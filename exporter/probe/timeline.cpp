@@ -185,4 +185,14 @@ void summarize_probe(const Timeline& t, double stall_threshold, TimePoint now, P
   out.error_detail = "internal clock error: " + *violation + "; no time of this probe is recorded";
 }
 
+std::vector<double> arrival_offsets(const ProbeResult& r) {
+  std::vector<double> at;
+  if (!r.ttft) return at;
+  at.reserve(r.gaps.size() + 1);
+  double t = *r.ttft;
+  at.push_back(t);
+  for (double g : r.gaps) at.push_back(t += g);
+  return at;
+}
+
 }  // namespace lse::probe

@@ -57,4 +57,9 @@ std::optional<std::string> clock_violation(const Timeline& timeline);
 void summarize_probe(const Timeline& timeline, double stall_threshold_seconds, TimePoint now,
                      ProbeResult& out);
 
+// A row's content chunks as offsets from the probe's start, in seconds: TTFT,
+// then TTFT + each gap in turn (empty without a first chunk). What the pages
+// and the report draw on a time axis.
+std::vector<double> arrival_offsets(const ProbeResult& r);
+
 }  // namespace lse::probe

@@ -12,6 +12,7 @@
 #include <iterator>
 #include <map>
 
+#include "probe/timeline.hpp"
 #include "report/format.hpp"
 #include "util/wall_clock.hpp"
 
@@ -55,17 +56,6 @@ void time_axis(Out out, double tmax, double x0, double w, double y_label, double
   }
 }
 
-// Chunk arrival offsets from the start: TTFT, then TTFT + each gap in turn.
-std::vector<double> arrivals(const probe::ProbeResult& r) {
-  std::vector<double> at;
-  if (!r.ttft) return at;
-  at.reserve(r.gaps.size() + 1);
-  double t = *r.ttft;
-  at.push_back(t);
-  for (double g : r.gaps) at.push_back(t += g);
-  return at;
-}
-
 std::string run_tooltip(std::size_t i, const probe::ProbeResult& r) {
   std::string s = fmt::format("run {}: ", i);
   if (!r.ok)
@@ -89,7 +79,7 @@ struct TimelineScale {
 // The waiting bar, the stalls and the chunk ticks of one run.
 void timeline_chunks(Out out, const probe::ProbeResult& r, const TimelineScale& sc,
                      double stall_threshold) {
-  const auto at = arrivals(r);
+  const auto at = probe::arrival_offsets(r);
   if (at.empty()) return;
   fmt::format_to(out, R"~(<rect class="wait" x="{:.1f}" y="4" width="{:.1f}" height="10"/>)~",
                  sc.x(0), std::max(0.5, sc.x(at.front()) - sc.x(0)));

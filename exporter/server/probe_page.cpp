@@ -10,6 +10,7 @@
 #include <iterator>
 #include <vector>
 
+#include "probe/timeline.hpp"
 #include "report/diagnosis.hpp"
 #include "report/format.hpp"
 #include "report/html.hpp"
@@ -76,17 +77,6 @@ void append_banner(std::string& out, const probe::ProbeResult& r) {
                  html_escape(r.target), html_escape(r.prompt));
 }
 
-// Arrival offsets from the start: TTFT, then TTFT + each gap in turn.
-std::vector<double> arrivals(const probe::ProbeResult& r) {
-  std::vector<double> at;
-  if (!r.ttft) return at;
-  at.reserve(r.gaps.size() + 1);
-  double t = *r.ttft;
-  at.push_back(t);
-  for (double g : r.gaps) at.push_back(t += g);
-  return at;
-}
-
 struct TimeScale {
   double tmax = 0.001;
   double x(double t) const { return kLeft + t / tmax * kPlot; }
@@ -145,7 +135,7 @@ void chunk_ticks(Out out, const probe::ProbeResult& r, const std::vector<double>
 }
 
 void append_arrivals(std::string& out, const probe::ProbeResult& r, bool binned) {
-  const auto at = arrivals(r);
+  const auto at = probe::arrival_offsets(r);
   if (at.empty()) return;
   TimeScale sc;
   sc.tmax = std::max({r.duration, at.back(), 0.001}) * 1.02;

@@ -266,3 +266,16 @@ TEST(Timeline, SummarizeProbeOfAViolationRecordsNoNegativeTime) {
   EXPECT_EQ(r.chunks, 3u);
 #endif
 }
+
+TEST(Timeline, ArrivalOffsetsAddTheGapsToTheTtft) {
+  ProbeResult r;
+  EXPECT_TRUE(arrival_offsets(r).empty());  // no first chunk, nothing to place
+  r.ttft = 0.150;
+  r.gaps = {0.020, 0.0, 0.450};  // a coalesced chunk, then a stall
+  const auto at = arrival_offsets(r);
+  ASSERT_EQ(at.size(), 4u);
+  EXPECT_DOUBLE_EQ(at[0], 0.150);
+  EXPECT_DOUBLE_EQ(at[1], 0.170);
+  EXPECT_DOUBLE_EQ(at[2], 0.170);
+  EXPECT_DOUBLE_EQ(at[3], 0.620);
+}

@@ -65,7 +65,7 @@ TargetStatus::PromptDiagnosis window(std::size_t probes, std::size_t stalled) {
 }
 
 std::string row_of(const std::string& html, const std::string& name) {
-  const auto at = html.find("<tr data-target=\"" + name + "\"");
+  const auto at = html.find(" data-target=\"" + name + "\"");
   if (at == std::string::npos) return {};
   return html.substr(at, html.find("</tr>", at) - at);
 }
