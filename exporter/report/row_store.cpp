@@ -46,8 +46,9 @@ std::size_t row_memory_bytes(const probe::ProbeResult& r) {
   // make_shared: the result and its control block (two counts, vtable) in one allocation.
   constexpr std::size_t kControlBlock = 16 + sizeof(void*);
   std::size_t bytes = sizeof(probe::ProbeResult) + kControlBlock;
-  for (const std::string* s : {&r.id, &r.target, &r.model, &r.prompt, &r.host, &r.error_detail,
-                               &r.content_encoding, &r.content_type, &r.http_version, &r.finish_reason})
+  for (const std::string* s :
+       {&r.id, &r.target, &r.model, &r.prompt, &r.host, &r.error_detail, &r.content_encoding,
+        &r.content_type, &r.http_version, &r.finish_reason})
     bytes += heap_of(*s);
   return bytes + heap_of(r.gaps) + heap_of(r.stall_details);
 }
