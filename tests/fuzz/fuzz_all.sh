@@ -43,11 +43,15 @@ sources_of() {
     config_fuzz) echo "config/*.cpp api/*.cpp sse/decoder.cpp net/*.cpp util/*.cpp" ;;
     http_response_fuzz) echo "http/response_reader.cpp http/content_decoder.cpp http/fault.cpp sse/decoder.cpp ndjson/decoder.cpp" ;;
     http_request_fuzz)
-      echo "server/routes.cpp server/encoding.cpp server/landing_page.cpp metrics/exposition.cpp" \
+      echo "server/routes.cpp server/encoding.cpp server/negotiation.cpp server/landing_page.cpp" \
+        "server/probe_page.cpp server/page_verdict.cpp server/page_parts.cpp util/bounded_file.cpp" \
         "report/row_store.cpp report/row_json.cpp report/jsonl_appender.cpp report/diagnosis.cpp" \
         "report/format.cpp report/stats.cpp report/html.cpp report/summary.cpp probe/timeline.cpp util/json.cpp util/wall_clock.cpp"
       ;;
-    rows_fuzz) echo "report/row_json.cpp report/rows_file.cpp report/jsonl_appender.cpp util/json.cpp" ;;
+    rows_fuzz)
+      echo "report/row_json.cpp report/rows_file.cpp report/jsonl_appender.cpp util/json.cpp" \
+        "util/bounded_file.cpp"
+      ;;
     *) return 1 ;;
   esac
 }
