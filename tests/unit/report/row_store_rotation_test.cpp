@@ -15,6 +15,7 @@
 #include <map>
 #include <thread>
 
+#include "../../support/temp_dir.hpp"
 #include "report/row_json.hpp"
 #include "report/row_store.hpp"
 
@@ -36,21 +37,10 @@ probe::ProbeResult row(int n) {
   return r;
 }
 
-class TempDir {
+// Each test's own folder, named after the suite for a reader of /tmp.
+class TempDir : public test::TempDir {
  public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "lse-rotation-XXXXXX").string();
-    if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
+  TempDir() : test::TempDir("lse-rotation") {}
 };
 
 // The row numbers (chunks) of every line of `p`, in file order; a line that

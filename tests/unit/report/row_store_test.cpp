@@ -9,6 +9,7 @@
 #include <fstream>
 #include <thread>
 
+#include "../../support/temp_dir.hpp"
 #include "report/row_json.hpp"
 
 namespace lse::report {
@@ -30,21 +31,10 @@ probe::ProbeResult row(const std::string& target, int n) {
   return r;
 }
 
-class TempDir {
+// Each test's own folder, named after the suite for a reader of /tmp.
+class TempDir : public test::TempDir {
  public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "lse-rows-XXXXXX").string();
-    if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
+  TempDir() : test::TempDir("lse-rows") {}
 };
 
 std::vector<std::string> lines_of(const fs::path& p) {
