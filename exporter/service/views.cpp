@@ -33,13 +33,12 @@ void update_diagnosis(metrics::Metrics& metrics, const report::RowStore& rows,
 
 namespace {
 
-// "short: transport, generation", "long: none", "short: no verdict yet".
-std::vector<std::string> diagnosis_lines(const report::RowStore& rows, const config::Config& config,
-                                         const config::Target& t) {
+// "short: transport, generation", "long: none", "short: no verdict yet",
+// read off the values prompt_diagnosis() computed.
+std::vector<std::string> diagnosis_lines(
+    const std::vector<server::TargetStatus::PromptDiagnosis>& prompts) {
   std::vector<std::string> out;
-  const auto latest = rows.latest(t.name, rows.capacity());
-  for (const auto& prompt : t.prompts) {
-    const auto verdicts = report::diagnose(diagnosis_window(latest, t, prompt), config.diagnosis);
+  for (const auto& [prompt, window, verdicts] : prompts) {
     std::string held;
     bool enough = true;
     for (const auto& v : verdicts) {
@@ -79,8 +78,8 @@ std::vector<server::TargetStatus> target_statuses(const config::Config& config,
     s.url_redacted = u ? u->redacted() : "";
     s.prompts = t.prompts;
     s.interval_seconds = std::chrono::duration<double>(t.interval).count();
-    s.diagnosis = diagnosis_lines(rows, config, t);
     s.prompt_diagnosis = prompt_diagnosis(rows, config, t);
+    s.diagnosis = diagnosis_lines(s.prompt_diagnosis);
     out.push_back(std::move(s));
   }
   return out;
