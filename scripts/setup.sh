@@ -14,7 +14,7 @@ TEST_PKGS=(
   clang-format clang-tidy universal-ctags apache2-utils
   clang-14 libclang-rt-14-dev
   python3 python3-yaml python3-jsonschema curl procps
-  nginx-light prometheus prometheus-alertmanager haproxy squid
+  nginx-light prometheus prometheus-alertmanager haproxy squid logrotate iproute2
   golang-go golang-github-masterminds-sprig-dev golang-gopkg-yaml.v2-dev
   chromium
 )
