@@ -24,6 +24,9 @@ Fails (exit 1) when:
 - a block that is part of a config (its top-level keys are the config's or a target's, or
   it is a list of targets) does not follow a line `<!-- fragment: why -->`: a new
   fragment is a decision, counted in the summary line, never an accident;
+- a config block of README.md or docs/dialects.md is refused by the Helm chart's
+  values.schema.json as the chart's `config:` (keys from the environment, for one), since
+  users copy those into the chart as they are;
 - a dialect the exporter supports has no config block in docs/dialects.md, or not one row
   in each of the two tables of docs/DESIGN.md §9 (request and stream), or a row
   names a dialect the exporter does not know;
@@ -35,6 +38,7 @@ parsed (a note says so).
 Usage: python3 tests/deploy/check_docs.py [--readme F] [--dialects F] [--design F] [--exporter BIN]
 """
 import argparse
+import json
 import os
 import pathlib
 import re
@@ -47,6 +51,9 @@ import yaml
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 DOCS = REPO / "docs"
+CHART = REPO / "helm" / "llm-stream-exporter"
+# The pages whose configs a user copies into the Helm chart's `config:` as they are.
+CHART_FORM_DOCS = ("README.md", "dialects.md")
 SECTIONS = {
     "standalone": r"^###? Standalone",
     "daemonset": r"^###? .*daemonset",
@@ -165,6 +172,27 @@ def check_config_block(binary, body, data):
     return None if r.returncode == 0 else (r.stdout + r.stderr).strip()
 
 
+def merged(base, over):
+    """Helm's merge of values: maps merge key by key, anything else is replaced."""
+    if isinstance(base, dict) and isinstance(over, dict):
+        out = dict(base)
+        for k, v in over.items():
+            out[k] = merged(base.get(k), v)
+        return out
+    return over
+
+
+def chart_refusal(data):
+    """None when the chart's values.schema.json takes the block as its `config:`, else why."""
+    import jsonschema  # python3-jsonschema, as validate_chart.py
+    schema = json.loads((CHART / "values.schema.json").read_text())
+    values = merged(yaml.safe_load((CHART / "values.yaml").read_text()), {"config": data})
+    errors = sorted(jsonschema.Draft7Validator(schema).iter_errors(values), key=lambda e: list(e.path))
+    if not errors:
+        return None
+    return "; ".join(f"{'.'.join(map(str, e.path))}: {e.message[:200]}" for e in errors[:3])
+
+
 def looks_like_config_part(data, keys):
     """A block a reader could take for (part of) an exporter config."""
     top, target = keys
@@ -201,6 +229,11 @@ def check_doc_configs(doc, binary, errors, keys=None, counts=None):
                 if out is not None:
                     errors.append(f"{where} fails check-config as a whole file:\n    "
                                   + out.replace("\n", "\n    "))
+            if pathlib.Path(doc).name in CHART_FORM_DOCS:
+                refused = chart_refusal(data)
+                if refused:
+                    errors.append(f"{where}: the Helm chart refuses it as its config: ({refused}); "
+                                  "read the key from a file (bearer_token_file, auth.file)")
         elif looks_like_config_part(data, keys):
             errors.append(f"{where} is part of a config, not a whole one: make it a whole config "
                           "file, or mark it with a line <!-- fragment: why --> before it")

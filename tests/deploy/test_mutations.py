@@ -456,12 +456,21 @@ class DocsMutations(unittest.TestCase):
         self.assertRegex(errors, r"fails check-config as a whole file:\n.*prompts\.p\.file: cannot read "
                                  r"'[^']*prompts/p\.txt': does not exist")
 
-    def test_key_file_named_by_a_block_is_supplied(self):
-        # The key file the block reads is made beside it; a bearer_token_env gets a value.
-        self.edit(self.readme, "auth: {bearer_token_file: openai.key}", "auth: {bearer_token_env: LSE_DOCS_KEY}")
-        errors, counts = self.readme_errors()
-        self.assertEqual(errors, "")
+    def test_environment_variable_named_by_a_block_is_supplied(self):
+        # A page the chart does not take as is: a key from the environment gets a value.
+        other = self.tmp / "other.md"
+        other.write_text(self.readme.read_text().replace("auth: {bearer_token_file: openai.key}",
+                                                         "auth: {bearer_token_env: LSE_DOCS_KEY}"))
+        errors, counts = [], {"configs": 0, "fragments": 0}
+        check_docs.check_doc_configs(str(other), self.binary, errors, counts=counts)
+        self.assertEqual(errors, [])
         self.assertGreaterEqual(counts["configs"], 1)
+
+    def test_key_from_the_environment_is_refused_where_the_chart_takes_the_block(self):
+        self.edit(self.dialects, "auth: {bearer_token_file: anthropic.key}",
+                  "auth: {bearer_token_env: ANTHROPIC_API_KEY}")
+        self.assertRegex(self.errors(), r"dialects.md: yaml block \d+ \(line \d+\): the Helm chart refuses "
+                                        r"it as its config: \(config\.targets\.0\.auth: ")
 
     def test_unmarked_fragment_fails_and_a_marked_one_is_counted(self):
         block = "\n```yaml\nweb: {max_connections: 8}\n```\n"
