@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The pictures in README.md and docs/: runs the demo (the bundled scripted
+# The pictures in README.md and docs/ (docs/demo.md): runs the demo (the bundled scripted
 # upstream and the exporter with config/demo.yaml, probing every second) for
 # about 25 s, then has headless Chromium photograph at 1,280 x 800:
 #   docs/landing.png  the landing page (/)

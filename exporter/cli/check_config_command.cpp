@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "api/adapter.hpp"
+#include "config/built_in_prompts.hpp"
 #include "config/config.hpp"
 #include "net/url.hpp"
 
@@ -52,6 +53,13 @@ std::string describe_target(const config::Target& t) {
                      t.model, key);
 }
 
+std::string describe_prompt(const config::Prompt& prompt) {
+  if (prompt.source == "inline") return fmt::format("prompt {}: in the config", prompt.name);
+  if (prompt.source == config::kBuiltInPromptSource)
+    return fmt::format("prompt {}: built in", prompt.name);
+  return fmt::format("prompt {}: file {}", prompt.name, prompt.source);
+}
+
 // The series count is the one metrics.max_series bounds: every series the
 // config can put on /metrics, finish reasons and process_* included.
 std::string summary_line(const std::string& path, const config::Config& cfg) {
@@ -76,6 +84,7 @@ int check_config_command(const CheckConfigOptions& o, std::ostream& out, std::os
     }
     out << summary_line(o.path, cfg) << "\n";
     for (const auto& t : cfg.targets) out << "  " << describe_target(t) << "\n";
+    for (const auto& [name, p] : cfg.prompts) out << "  " << describe_prompt(p) << "\n";
     for (const auto& n : cfg.findings.not_checked) {
       out << config::Diagnostic{n.file, n.line, n.column, "not checked: " + n.message}
                  .where_and_what()

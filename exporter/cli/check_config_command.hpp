@@ -5,6 +5,8 @@
 // count), warnings go to stderr without failing, and the listen address is
 // tried for real (resolved and bound once): an address already in use (the
 // exporter running beside the check) is a warning, any other problem an error.
+// After the targets, one line per prompt says where its text came from (built
+// in, a file, the config itself).
 #pragma once
 #include <CLI/CLI.hpp>
 #include <iosfwd>
@@ -33,6 +35,10 @@ int check_config_command(const std::string& path);
 // "name: anthropic-messages POST https://h/v1/messages, model m, key in
 // x-api-key (env ANTHROPIC_API_KEY)". The URL's userinfo and query are left out.
 std::string describe_target(const config::Target& target);
+
+// Where a prompt's text came from: "prompt short: built in", "prompt long: file
+// /etc/llm-stream-exporter/prompts/long.txt", "prompt p: in the config".
+std::string describe_prompt(const config::Prompt& prompt);
 
 // "path: ok (1 target, 3 prompts, 3 target×prompt series)".
 std::string summary_line(const std::string& path, const config::Config& cfg);

@@ -114,7 +114,7 @@ struct Tls {
 struct Prompt {
   std::string name;
   std::string text;
-  std::string source;  // "inline" or the file path
+  std::string source;  // "inline", "built in" (built_in_prompts.hpp) or the file path
 
   bool operator==(const Prompt&) const = default;
 };

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <limits>
 
+#include "config/built_in_prompts.hpp"
 #include "config/listen_check.hpp"
 #include "config/reader.hpp"
 #include "config/rows_check.hpp"
@@ -27,9 +28,6 @@ using detail::Reader;
 
 // A config file is YAML a person wrote; anything this large is a mistake.
 constexpr std::uint64_t kMaxConfigFileBytes = 16ull << 20;
-
-// The shipped prompt set (config/prompts/), used when `prompts:` is absent.
-constexpr std::string_view kDefaultPrompts[] = {"short", "medium", "long"};
 
 std::string prompt_text(const Reader& r, const Item& item, std::string text) {
   text = detail::trim_trailing_newlines(std::move(text));
@@ -58,23 +56,40 @@ Prompt parse_prompt(const Reader& r, const std::string& name, const YAML::Node& 
   return p;
 }
 
+// One prompt of the default set (used when `prompts:` is absent): the file
+// <config dir>/prompts/<name>.txt when it exists, read bounded (any other
+// problem of it is an error naming it: a file someone put there is not
+// silently ignored), else the text compiled into the binary.
+Prompt default_prompt(const Reader& r, const BuiltInPrompt& built_in, const YAML::Node& root) {
+  const std::string name(built_in.name);
+  const std::string path = r.resolve(fmt::format("prompts/{}.txt", name));
+  const Item where{root, root.Mark(), ""};
+  util::FileRead file = util::read_bounded_file(path, r.limits().prompt_file_bytes, "prompt files");
+  if (file.problem == util::FileProblem::missing)
+    return Prompt{name, prompt_text(r, where, std::string(built_in.text)),
+                  std::string(kBuiltInPromptSource)};
+  if (!file.ok()) {
+    const char* raise =
+        file.problem == util::FileProblem::too_large ? " (raise limits.prompt_file_bytes)" : "";
+    r.fail(root.Mark(),
+           fmt::format("no prompts: section: cannot read '{}' (it overrides the built-in {} "
+                       "prompt): {}{}",
+                       path, name, file.error, raise));
+  }
+  if (detail::is_blank(file.content)) {
+    r.fail(root.Mark(), fmt::format("no prompts: section: '{}' (it overrides the built-in {} "
+                                    "prompt) is empty",
+                                    path, name));
+  }
+  return Prompt{name, prompt_text(r, where, std::move(file.content)), path};
+}
+
 std::map<std::string, Prompt> parse_prompts(const Reader& r, const std::optional<Item>& section,
                                             const YAML::Node& root) {
   std::map<std::string, Prompt> prompts;
   if (!section) {
-    for (auto name : kDefaultPrompts) {
-      std::string rel = fmt::format("prompts/{}.txt", name);
-      std::string path = r.resolve(rel);
-      util::FileRead file =
-          util::read_bounded_file(path, r.limits().prompt_file_bytes, "prompt files");
-      if (!file.ok()) {
-        r.fail(root.Mark(), fmt::format("no prompts: section, and the default prompt file '{}' "
-                                        "cannot be read: {}",
-                                        path, file.error));
-      }
-      Item where{root, root.Mark(), ""};
-      prompts.emplace(name, Prompt{std::string(name), prompt_text(r, where, file.content), path});
-    }
+    for (const auto& built_in : built_in_prompts())
+      prompts.emplace(std::string(built_in.name), default_prompt(r, built_in, root));
     return prompts;
   }
   r.require_mapping(*section);

@@ -395,7 +395,7 @@ class MetricListMutations(unittest.TestCase):
 
 
 class DocsMutations(unittest.TestCase):
-    """check_docs.check_dialects on broken copies of README.md and docs/DESIGN.md."""
+    """check_docs on broken copies of README.md, docs/dialects.md and docs/DESIGN.md."""
 
     def setUp(self):
         self.binary = check_docs.exporter_binary()
@@ -403,8 +403,10 @@ class DocsMutations(unittest.TestCase):
             self.skipTest("no llm_stream_exporter binary (build it, or set LSE_EXPORTER)")
         self.tmp = pathlib.Path(tempfile.mkdtemp(prefix="lse-mut-docs-"))
         self.readme = self.tmp / "README.md"
+        self.dialects = self.tmp / "dialects.md"
         self.design = self.tmp / "DESIGN.md"
         shutil.copy(REPO / "README.md", self.readme)
+        shutil.copy(REPO / "docs" / "dialects.md", self.dialects)
         shutil.copy(lib.PROJECT_DESIGN, self.design)
 
     def tearDown(self):
@@ -417,19 +419,75 @@ class DocsMutations(unittest.TestCase):
 
     def errors(self):
         errors = []
-        check_docs.check_dialects(str(self.readme), str(self.design), self.binary, errors)
+        check_docs.check_dialects(str(self.dialects), str(self.design), self.binary, errors)
         return "\n".join(errors)
+
+    def readme_errors(self):
+        errors, counts = [], {"configs": 0, "fragments": 0}
+        check_docs.check_doc_configs(str(self.readme), self.binary, errors, counts=counts)
+        return "\n".join(errors), counts
 
     def test_original_is_clean(self):
         self.assertEqual(self.errors(), "")
+        errors, counts = self.readme_errors()
+        self.assertEqual(errors, "")
+        self.assertGreaterEqual(counts["configs"], 1)
 
-    def test_readme_config_invalid(self):
-        self.edit(self.readme, "api: anthropic-messages\n", "api: anthropic-message\n")
-        self.assertRegex(self.errors(), r"README.md: yaml block \d+ fails check-config:\n.*unknown api 'anthropic-message'")
+    def test_dialect_config_invalid(self):
+        self.edit(self.dialects, "api: anthropic-messages\n", "api: anthropic-message\n")
+        self.assertRegex(self.errors(), r"dialects.md: yaml block \d+ \(line \d+\) fails check-config as a "
+                                        r"whole file:\n.*unknown api 'anthropic-message'")
 
-    def test_readme_lacks_a_dialect(self):
-        self.edit(self.readme, "    api: gemini\n", "    api: openai-chat\n")
-        self.assertIn("README.md: no config block with api: gemini", self.errors())
+    def test_dialects_lack_a_dialect(self):
+        self.edit(self.dialects, "    api: gemini\n", "    api: openai-chat\n")
+        self.assertIn("dialects.md: no config block with api: gemini", self.errors())
+
+    def test_readme_config_broken(self):
+        self.edit(self.readme, "    model: gpt-4o-mini\n", "    modle: gpt-4o-mini\n")
+        errors, _ = self.readme_errors()
+        self.assertRegex(errors, r"README.md: yaml block 1 \(line \d+\) fails check-config as a whole "
+                                 r"file:\n.*unknown key 'modle'")
+
+    def test_block_is_checked_alone(self):
+        # A block that needs a file beside it (a prompt file) fails: the check does not supply it.
+        self.edit(self.readme, "targets:\n  - name: openai\n",
+                  "prompts: {p: {file: prompts/p.txt}}\ntargets:\n  - name: openai\n")
+        errors, _ = self.readme_errors()
+        self.assertRegex(errors, r"fails check-config as a whole file:\n.*prompts\.p\.file: cannot read "
+                                 r"'[^']*prompts/p\.txt': does not exist")
+
+    def test_environment_variable_named_by_a_block_is_supplied(self):
+        # A page the chart does not take as is: a key from the environment gets a value.
+        other = self.tmp / "other.md"
+        other.write_text(self.readme.read_text().replace("auth: {bearer_token_file: openai.key}",
+                                                         "auth: {bearer_token_env: LSE_DOCS_KEY}"))
+        errors, counts = [], {"configs": 0, "fragments": 0}
+        check_docs.check_doc_configs(str(other), self.binary, errors, counts=counts)
+        self.assertEqual(errors, [])
+        self.assertGreaterEqual(counts["configs"], 1)
+
+    def test_key_from_the_environment_is_refused_where_the_chart_takes_the_block(self):
+        self.edit(self.dialects, "auth: {bearer_token_file: anthropic.key}",
+                  "auth: {bearer_token_env: ANTHROPIC_API_KEY}")
+        self.assertRegex(self.errors(), r"dialects.md: yaml block \d+ \(line \d+\): the Helm chart refuses "
+                                        r"it as its config: \(config\.targets\.0\.auth: ")
+
+    def test_unmarked_fragment_fails_and_a_marked_one_is_counted(self):
+        block = "\n```yaml\nweb: {max_connections: 8}\n```\n"
+        self.readme.write_text(self.readme.read_text() + block)
+        errors, counts = self.readme_errors()
+        self.assertRegex(errors, r"README.md: yaml block \d+ \(line \d+\) is part of a config, not a whole "
+                                 r"one: make it a whole config file, or mark it")
+        fragments = counts["fragments"]
+        self.readme.write_text(self.readme.read_text().replace(block, "\n<!-- fragment: web -->" + block))
+        errors, counts = self.readme_errors()
+        self.assertEqual(errors, "")
+        self.assertEqual(counts["fragments"], fragments + 1)
+
+    def test_list_of_targets_is_a_fragment(self):
+        self.readme.write_text(self.readme.read_text() + "\n```yaml\n- {name: a, url: 'http://h', model: m}\n```\n")
+        errors, _ = self.readme_errors()
+        self.assertIn("is part of a config, not a whole one", errors)
 
     def test_design_lacks_a_row(self):
         text = self.design.read_text()
@@ -440,6 +498,13 @@ class DocsMutations(unittest.TestCase):
     def test_design_row_unknown_dialect(self):
         self.edit(self.design, "| `ollama-generate` | NDJSON |", "| `ollama-generat` | NDJSON |")
         self.assertIn("DESIGN.md §9: row for ollama-generat, which the exporter does not support", self.errors())
+
+    def test_broken_link(self):
+        errors = []
+        self.edit(self.readme, "(docs/dialects.md)", "(docs/dialect.md)")
+        shutil.copytree(REPO / "docs", self.tmp / "docs")
+        check_docs.check_links(self.readme, errors)
+        self.assertIn("README.md: link docs/dialect.md points to a missing file", "\n".join(errors))
 
 
 class RuleMutations(unittest.TestCase):

@@ -55,6 +55,18 @@ sources_of() {
     *) return 1 ;;
   esac
 }
+# Sources generated at build time (written under $FUZZ_OUT/gen/), as CMake makes them:
+# config/ needs the compiled-in default prompts (exporter/config/built_in_prompts.cmake).
+generated_of() {
+  case "$1" in
+    config_fuzz)
+      cmake -DPROMPTS_DIR="${root}/config/prompts" -DPROMPT_NAMES=short,medium,long \
+        -DOUTPUT="${out}/gen/config/built_in_prompts.cpp" \
+        -P "${src}/config/built_in_prompts.cmake" >&2 || return 1
+      echo "${out}/gen/config/built_in_prompts.cpp"
+      ;;
+  esac
+}
 libs_of() {
   case "$1" in
     sse_api_fuzz) echo "-lsimdjson -lfmt" ;;
@@ -134,6 +146,13 @@ build() {
       compile "${f}" "${out}/obj/${rel%.cpp}.o" || return 1
       objs+=("${out}/obj/${rel%.cpp}.o")
     done
+  done
+  local generated
+  generated="$(generated_of "${t}")" || { echo "  cannot generate the sources of ${t}" >&2; return 1; }
+  for f in ${generated}; do
+    rel="gen/${f#"${out}"/gen/}"
+    compile "${f}" "${out}/obj/${rel%.cpp}.o" || return 1
+    objs+=("${out}/obj/${rel%.cpp}.o")
   done
   compile "${here}/${t}.cpp" "${out}/obj/fuzz/${t}.o" "-fsanitize=fuzzer,address,undefined" ||
     return 1

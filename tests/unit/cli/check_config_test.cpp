@@ -158,6 +158,30 @@ TEST(CheckConfig, WarningsGoToStderrAndDoNotFail) {
   EXPECT_EQ(c.out.rfind(cfg.path() + ": ok (1 target, 1 prompt, 309 series)\n", 0), 0u) << c.out;
 }
 
+// Each prompt's line says where its text came from: the built-in set, a file
+// beside the config that overrides one of them, or the config itself.
+TEST(CheckConfig, SaysWhereEachPromptCameFrom) {
+  TempConfig built_in("listen: 127.0.0.1:0\ntargets: [{name: a, url: 'http://h', model: m}]\n");
+  const std::string dir = std::filesystem::path(built_in.path()).parent_path().string();
+  std::filesystem::create_directory(dir + "/prompts");
+  std::ofstream(dir + "/prompts/long.txt") << "A long question?\n";
+  const Checked c = check(built_in.path());
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_EQ(c.out, built_in.path() +
+                       ": ok (1 target, 3 prompts, 889 series)\n"
+                       "  a: openai-chat POST http://h/chat/completions, model m, "
+                       "no key\n"
+                       "  prompt long: file " +
+                       dir +
+                       "/prompts/long.txt\n"
+                       "  prompt medium: built in\n"
+                       "  prompt short: built in\n");
+  TempConfig in_config(
+      "listen: 127.0.0.1:0\nprompts: {p: {text: hi}}\n"
+      "targets: [{name: a, url: 'http://h', model: m}]\n");
+  EXPECT_NE(check(in_config.path()).out.find("\n  prompt p: in the config\n"), std::string::npos);
+}
+
 TEST(CheckConfig, NoEnvCheckListsSecretsAsNotChecked) {
   unsetenv("LSE_CHECK_CONFIG_TEST_UNSET");
   TempConfig cfg(

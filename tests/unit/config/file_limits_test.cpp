@@ -115,9 +115,9 @@ TEST_F(FileLimits, TheDefaultPromptSetIsReadBoundedToo) {
   write("prompts/medium.txt", std::string(100, 'm'));
   write("prompts/long.txt", "long?");
   EXPECT_EQ(errors_of("limits: {prompt_file_bytes: 64}\n" + kTarget),
-            "c.yaml:1:1: no prompts: section, and the default prompt file '" + dir_ +
-                "/prompts/medium.txt' cannot be read: is 100 bytes, over the 64 bytes limit for "
-                "prompt files");
+            "c.yaml:1:1: no prompts: section: cannot read '" + dir_ +
+                "/prompts/medium.txt' (it overrides the built-in medium prompt): is 100 bytes, "
+                "over the 64 bytes limit for prompt files (raise limits.prompt_file_bytes)");
 }
 
 TEST_F(FileLimits, ASecretFileOnAFifoOrDeviceIsRefusedWithoutItsPath) {

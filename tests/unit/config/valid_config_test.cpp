@@ -288,16 +288,11 @@ TEST_F(ValidConfig, WebPerAddressCapFollowsALowerTotalCap) {
   EXPECT_EQ(parse(head + "web: " + web.c_str() + "\n", "f.yaml", "").web, c.web) << web.c_str();
 }
 
-TEST_F(ValidConfig, DefaultPromptsMissingIsAnError) {
+TEST_F(ValidConfig, DefaultPromptsAreBuiltInWhereNoFilesAre) {
   const std::string yaml = "targets:\n  - {name: a, url: http://h, model: m}\n";
-  try {
-    parse(yaml, "inline.yaml", test::valid_dir() + "/no-such-folder");
-    FAIL() << "parsed without default prompts";
-  } catch (const ConfigError& e) {
-    EXPECT_EQ(e.line(), 1);
-    EXPECT_EQ(e.column(), 1);
-    EXPECT_NE(e.message().find("no-such-folder/prompts/short.txt"), std::string::npos) << e.what();
-  }
+  const Config c = parse(yaml, "inline.yaml", test::valid_dir() + "/no-such-folder");
+  ASSERT_EQ(c.prompts.size(), 3u);
+  for (const auto& [name, p] : c.prompts) EXPECT_EQ(p.source, "built in") << name;
 }
 
 TEST_F(ValidConfig, ShippedPromptsAreTheDefaultSet) {

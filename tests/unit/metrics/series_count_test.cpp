@@ -1,8 +1,8 @@
 // config::series_count against what Metrics::render() really writes: the
 // number the metrics.max_series guard and check-config rely on must be the
 // number of samples on /metrics, for every shape of the `metrics:` section
-// and for target labels. Also pins the per-target×prompt figures the README
-// quotes.
+// and for target labels. Also pins the per-target×prompt figures
+// docs/configuration.md quotes.
 #include <gtest/gtest.h>
 
 #include <string>
