@@ -89,7 +89,7 @@ class ChartMutations(unittest.TestCase):
     def test_secret_as_env(self):
         self.mutate("templates/_helpers.tpl", "    - name: POD_NAME\n",
                     "    - name: OPENAI_API_KEY\n      valueFrom:\n        secretKeyRef: {name: k, key: openai}\n"
-                    "    - name: POD_NAME\n", r"FAIL .*env OPENAI_API_KEY not from a Secret")
+                    "    - name: POD_NAME\n", r"FAIL .*env OPENAI_API_KEY from a Secret only as the values ask")
 
     def test_secret_mount_writable(self):
         self.mutate("templates/_helpers.tpl",
@@ -125,9 +125,39 @@ class ChartMutations(unittest.TestCase):
         self.mutate("values.yaml", '    grafana_dashboard: "1"', '    grafana_dashboards: "1"',
                     r"FAIL .*grafana_dashboard \"1\"")
 
+    def test_replicas_guard_removed(self):
+        # standalone with replicas: 2 would probe every target twice: the refusal must stay
+        self.mutate("templates/_helpers.tpl", "{{- if and (gt $replicas 1) (ne $mode \"sharded\") -}}", "{{- if false -}}",
+                    r"FAIL refused: replicas 2 in standalone \(every probe twice\): rendering fails with")
+
+    def test_sharded_without_shard_count(self):
+        self.mutate("templates/_helpers.tpl", "    - --shard.count={{ include \"llm-stream-exporter.shardCount\" . }}\n", "",
+                    r"FAIL ci/sharded-values.yaml StatefulSet/\S+: args --shard.index=auto --shard.count=3 once each")
+
+    def test_sharded_service_not_headless(self):
+        self.mutate("templates/service.yaml", "  clusterIP: None\n", "",
+                    r"FAIL ci/sharded-values.yaml StatefulSet/\S+: its Service is headless")
+
+    def test_sharded_replicas_ignored(self):
+        self.mutate("templates/statefulset.yaml", "  replicas: {{ include \"llm-stream-exporter.shardCount\" . }}", "  replicas: 1",
+                    r"FAIL ci/sharded-values.yaml StatefulSet/\S+: replicas 3 \(1\)")
+
+    def test_old_port_name(self):
+        self.mutate("templates/service.yaml", "    - name: http-metrics", "    - name: lse-metrics",
+                    r"FAIL ci/standalone-values.yaml Service: port http-metrics 9687 -> http-metrics")
+
+    def test_relative_link_in_notes(self):
+        self.mutate("templates/NOTES.txt", "(runbooks: {{ $docs }}/runbook.md)", "(runbooks: docs/runbook.md)",
+                    r"FAIL NOTES.txt: documents are named by absolute URL \(\['docs/runbook.md'\]\)")
+
+    def test_env_key_unchecked(self):
+        # a variable the config reads that nothing sets: the pod would start without its key
+        self.mutate("templates/_helpers.tpl", "{{- if not .Values.envFrom -}}", "{{- if false -}}",
+                    r"FAIL refused: bearer_token_env nothing sets: rendering fails with")
+
     def test_credential_guard_removed(self):
-        self.mutate("templates/_helpers.tpl", "{{- range $auths -}}", "{{- range (list) -}}",
-                    r"FAIL negative bearer-token-env.yaml: rendering fails")
+        self.mutate("templates/_helpers.tpl", '{{- if or (hasKey . "bearer_token") (hasKey . "api_key") -}}', "{{- if false -}}",
+                    r"FAIL negative plain-token.yaml: rendering fails")
 
 
 class ChartBinaryMutations(unittest.TestCase):
