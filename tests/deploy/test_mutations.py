@@ -189,6 +189,51 @@ class ChartBinaryMutations(unittest.TestCase):
                     r"on the rendered config.yaml \(exit 2\)")
 
 
+class ChartReadmeMutations(unittest.TestCase):
+    """check_chart_readme.py on copies of the chart whose values.yaml changed."""
+
+    @classmethod
+    def setUpClass(cls):
+        if not shutil.which("npm"):
+            raise unittest.SkipTest("npm not installed")
+        code, out = run(["bash", str(HERE / "install_readmegen.sh")])
+        if code != 0:
+            raise unittest.SkipTest("the README generator could not be installed: " + out[-300:])
+        cls.gen = out.strip().splitlines()[-1]
+
+    def check(self, old=None, new=None):
+        with tempfile.TemporaryDirectory(prefix="lse-mut-readme-") as d:
+            chart = pathlib.Path(d) / "chart"
+            shutil.copytree(CHART, chart)
+            if old is not None:
+                p = chart / "values.yaml"
+                text = p.read_text()
+                self.assertIn(old, text)
+                p.write_text(text.replace(old, new, 1))
+            return run([PY, str(HERE / "check_chart_readme.py"), "--chart", str(chart), "--generator", self.gen])
+
+    def test_original_is_clean(self):
+        code, out = self.check()
+        self.assertEqual(code, 0, out)
+
+    def test_stale_default(self):
+        code, out = self.check("  type: ClusterIP\n  port: 9687\n", "  type: ClusterIP\n  port: 9688\n")
+        self.assertNotEqual(code, 0, out)
+        self.assertIn("FAIL chart README: the values table is stale", out)
+        self.assertRegex(out, r"\+\| `service.port` .*`9688`")
+
+    def test_stale_description(self):
+        code, out = self.check("## @param envFrom Environment from whole Secrets",
+                               "## @param envFrom Variables from whole Secrets")
+        self.assertNotEqual(code, 0, out)
+        self.assertIn("FAIL chart README: the values table is stale", out)
+
+    def test_value_without_metadata(self):
+        code, out = self.check("envFrom: []\n", "envFrom: []\nextraInitContainers: []\n")
+        self.assertNotEqual(code, 0, out)
+        self.assertIn("Missing metadata for key: extraInitContainers", out)
+
+
 class DashboardMutations(unittest.TestCase):
     """check_dashboards.check_dashboard on broken copies of the overview."""
 
