@@ -982,6 +982,13 @@ def merge(a, b):
 
 def check_sidecar_parent(f, r, schemas, exporter=None):
     parent = HERE / "sidecar-parent"
+    # helm dependency build refuses a dependency whose version is not the chart's
+    version = str(yaml.safe_load((CHART / "Chart.yaml").read_text())["version"])
+    deps = yaml.safe_load((parent / "Chart.yaml").read_text()).get("dependencies", [])
+    f.check([str(d.get("version")) for d in deps if d["name"] == EXPORTER] == [version],
+            f"sidecar parent: depends on llm-stream-exporter {version}")
+    m = re.search(r"- name: llm-stream-exporter\n\s+version: (\S+)", (REPO / "docs" / "deploy.md").read_text())
+    f.check(m is not None and m.group(1) == version, f"docs/deploy.md: the dependency example names version {version}")
     ok, docs, err, values, _ = r.render(chart=parent, subcharts=[f"{EXPORTER}={CHART}"], release="gw")
     f.check(ok, "sidecar parent chart renders" + ("" if ok else f": {err}"))
     if not ok:
