@@ -1072,6 +1072,7 @@ RENDER_REFUSES = [
     ("replicas 2 in standalone (every probe twice)", {"replicas": 2},
      "replicas: 2 in mode standalone would run every probe 2 times"),
     ("replicas 3 in daemonset", {"mode": "daemonset", "replicas": 3}, "set mode: sharded to split the targets over 3 replicas"),
+    ("sharded with replicas 0", {"mode": "sharded", "replicas": 0}, "mode sharded needs replicas >= 1 (the number of shards), not 0"),
     ("extraArgs sets --shard.count", {"extraArgs": ["--shard.count=2"]}, "extraArgs: --shard.count=2 is set by the chart: use mode: sharded"),
     ("sharded behind a NodePort", {"mode": "sharded", "replicas": 2, "service": {"type": "NodePort"}},
      "mode sharded renders a headless Service (clusterIP: None): service.type must be ClusterIP"),

@@ -226,7 +226,10 @@ provides, a listen address off the port, flags the chart sets itself.
 {{- if not (has $mode (list "standalone" "daemonset" "sidecar" "sharded")) -}}
 {{- fail (printf "mode must be standalone, daemonset, sidecar or sharded, not %q" $mode) -}}
 {{- end -}}
-{{- $replicas := int64 (.Values.replicas | default 1) -}}
+{{- $replicas := int64 (.Values.replicas | default 0) -}}
+{{- if and (eq $mode "sharded") (lt $replicas 1) -}}
+{{- fail (printf "mode sharded needs replicas >= 1 (the number of shards), not %v" (toString .Values.replicas)) -}}
+{{- end -}}
 {{- if and (gt $replicas 1) (ne $mode "sharded") -}}
 {{- fail (printf "replicas: %d in mode %s would run every probe %d times (paid requests and every series %d times): set mode: sharded to split the targets over %d replicas (--shard.index/--shard.count), or replicas: 1" $replicas $mode $replicas $replicas $replicas) -}}
 {{- end -}}
