@@ -26,6 +26,9 @@ Checks, each failing the run:
   sharded   a StatefulSet of `replicas` pods with --shard.index=auto --shard.count=N and
             POD_NAME from metadata.name, a headless serviceName Service (the only one),
             monitors and PDB selecting every replica; replicas > 1 elsewhere is refused;
+  sharded pods (once the binary has --shard.*) three replicas of the rendered StatefulSet
+            container run against tests/upstream, POD_NAME <name>-I: each exposes exactly
+            the targets whose FNV-1a 64 hash mod 3 is I, and its shard gauges;
   metadata  Chart.yaml home, sources, maintainers, icon, keywords, license annotation;
             absolute links in the chart README and NOTES.txt; the memory limit covers the
             measured footprint;
@@ -1196,6 +1199,108 @@ def check_sharding_values(f, r, schemas, validator, exporter):
             check_with_binary(f, exporter, by_kind, values, ctx, infos)
 
 
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def http_get(url, timeout=2):
+    import urllib.request
+    with urllib.request.urlopen(url, timeout=timeout) as resp:
+        return resp.read().decode()
+
+
+def fnv1a64(name):
+    """The shard hash (shared interface): FNV-1a 64-bit of the target name's UTF-8 bytes."""
+    h = 0xcbf29ce484222325
+    for b in name.encode():
+        h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def check_sharded_pods(f, r, exporter, force=False):
+    """The pods of mode sharded, run: the StatefulSet's container as rendered (args, POD_NAME
+    <fullname>-I as the StatefulSet names its pods, the mounted config), three replicas against
+    the bundled upstream on 127.0.0.1. Each must expose llm_stream_target_info for a disjoint
+    set of the 12 targets, the union all of them, and the shard gauges its own index and 3."""
+    if exporter is None or not (exporter.shards or force):
+        print("note: sharded pods not run (the exporter has no --shard.count yet)")
+        return
+    import signal
+    work = exporter.tmp / "sharded-run"
+    work.mkdir()
+    up = subprocess.Popen([sys.executable, str(REPO / "tests" / "upstream" / "upstream.py"), "--host", "127.0.0.1",
+                           "--port", "0", "--port-file", str(work / "upstream.port"), "--quiet"],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    procs = []
+    try:
+        deadline = time.time() + 10
+        while not (work / "upstream.port").exists() and time.time() < deadline:
+            time.sleep(0.05)
+        base = f"http://127.0.0.1:{(work / 'upstream.port').read_text().strip()}/s/ttft=20,gap=5,chunks=5/v1"
+        names = [f"t{i:02d}-{w}" for i, w in enumerate(["alpha", "beta", "gamma", "delta"] * 3)]
+        data = {"mode": "sharded", "replicas": 3, "helmTest": {"enabled": False},
+                "config": {"defaults": {"interval": "1h", "warmup": 0},
+                           "targets": [{"name": n, "url": base, "api": "openai-chat", "model": "m", "prompts": ["short"]}
+                                       for n in names]}}
+        ok, docs, values, _ = render_one(f, r, "sharded pods", data)
+        if not ok:
+            return
+        by_kind = {}
+        for d in docs:
+            by_kind.setdefault(d["kind"], []).append(d)
+        sts = by_kind["StatefulSet"][0]
+        spec = sts["spec"]["template"]["spec"]
+        c = [c for c in spec["containers"] if c["name"] == EXPORTER][0]
+        ports = []
+        for i in range(sts["spec"]["replicas"]):
+            root, mounts, _ = exporter.materialise(by_kind, values, c, spec)
+            port = free_port()
+            cfg = root / "etc/llm-stream-exporter/config.yaml"
+            cfg.write_text(re.sub(r"(?m)^listen:.*$", f"listen: 127.0.0.1:{port}", cfg.read_text()))
+            args = [exporter.relocate(a, mounts, root) for a in c["args"]]
+            if not exporter.shards:  # force: show the check fails on replicas that each probe everything
+                args = [a for a in args if not a.startswith("--shard.")]
+            # the downward API's POD_NAME: the StatefulSet's pod name <name>-<ordinal>
+            env = dict(os.environ, POD_NAME=f"{sts['metadata']['name']}-{i}", NODE_NAME="node-a", POD_NAMESPACE="monitoring")
+            procs.append(subprocess.Popen([exporter.binary] + args, cwd=root, env=env,
+                                          stdout=subprocess.DEVNULL, stderr=open(root / "stderr.log", "w")))
+            ports.append(port)
+        seen = []
+        for i, port in enumerate(ports):
+            text, deadline = "", time.time() + 20
+            while time.time() < deadline:
+                try:
+                    http_get(f"http://127.0.0.1:{port}/-/ready")
+                    text = http_get(f"http://127.0.0.1:{port}/metrics")
+                    break
+                except Exception:
+                    time.sleep(0.1)
+            mine = set(re.findall(r'^llm_stream_target_info\{[^}]*target="([^"]+)"', text, re.M))
+            want = {n for n in names if fnv1a64(n) % 3 == i}
+            f.check(mine == want, f"sharded pods: replica {i} exposes exactly the targets whose FNV-1a 64 hash mod 3 "
+                    f"is {i} ({sorted(mine)[:6]} vs {sorted(want)[:6]})")
+            idx = re.findall(r"^llm_stream_shard_index(?:\{\})? (\S+)$", text, re.M)
+            cnt = re.findall(r"^llm_stream_shard_count(?:\{\})? (\S+)$", text, re.M)
+            f.check([float(x) for x in idx] == [i] and [float(x) for x in cnt] == [3], f"sharded pods: replica {i} shows llm_stream_shard_index {i}, "
+                    f"llm_stream_shard_count 3 ({idx}, {cnt})")
+            seen.append(mine)
+        overlap = [n for n in names if sum(n in s for s in seen) > 1]
+        f.check(not overlap, f"sharded pods: no target on two replicas ({overlap[:4]})")
+        f.check(set().union(*seen) == set(names), f"sharded pods: the replicas together expose all {len(names)} targets "
+                f"({sorted(set(names) - set().union(*seen))[:4]} missing)")
+    finally:
+        for pr in procs + [up]:
+            pr.send_signal(signal.SIGTERM)
+        for pr in procs + [up]:
+            try:
+                pr.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pr.kill()
+
+
 CHART_HOME = "https://github.com/llm-stream-exporter/llm-stream-exporter"
 
 
@@ -1257,6 +1362,8 @@ def main():
     ap.add_argument("--exporter", help="llm_stream_exporter binary (default: $LSE_EXPORTER, "
                     "$BUILD_DIR/exporter/llm_stream_exporter, build/exporter/llm_stream_exporter)")
     ap.add_argument("--no-binary", action="store_true", help="skip the checks that run the exporter binary")
+    ap.add_argument("--force-shard-run", action="store_true",
+                    help="run the sharded pods even with a binary without --shard.* (they must then fail)")
     ap.add_argument("--chart", help="chart folder to check (default: helm/llm-stream-exporter; "
                     "test_mutations.py points it at broken copies)")
     args = ap.parse_args()
@@ -1336,6 +1443,7 @@ def main():
         check_checksum(f, r, schemas)
         check_ports(f, r, vvalidator)
         check_sharding_values(f, r, schemas, vvalidator, exporter)
+        check_sharded_pods(f, r, exporter, force=args.force_shard_run)
         check_chart_metadata(f)
         check_negative(f, r, vvalidator)
         check_sidecar_parent(f, r, schemas, exporter)
