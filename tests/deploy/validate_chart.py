@@ -1086,6 +1086,8 @@ RENDER_REFUSES = [
                                            "config": {"targets": [{"name": "o", "url": "https://api.openai.com/v1", "model": "m",
                                                                    "headers": {"x-portkey-api-key": {"env": "PORTKEY_API_KEY"}}}]}},
      "config names the environment variable PORTKEY_API_KEY but nothing sets it"),
+    ("POD_NAME overridden in extraEnv", {"mode": "sharded", "replicas": 2, "extraEnv": [{"name": "POD_NAME", "value": "x-0"}]},
+     "extraEnv POD_NAME is set by the chart from the downward API"),
     ("a plain credential in extraEnv", {"extraEnv": [{"name": "OPENAI_API_KEY", "value": "not-a-key"}]},
      "extraEnv OPENAI_API_KEY looks like a credential in plain text"),
     ("service.port against config.listen", {"service": {"port": 9100}, "config": {"listen": ":9687"}},

@@ -270,6 +270,9 @@ set by extraEnv/env, or may come from envFrom.
 {{- $names := list -}}
 {{- range $envs -}}
 {{- $names = append $names (toString .name) -}}
+{{- if has (toString .name) (list "NODE_NAME" "POD_NAME" "POD_NAMESPACE") -}}
+{{- fail (printf "extraEnv %s is set by the chart from the downward API (mode sharded takes the shard index from POD_NAME)" .name) -}}
+{{- end -}}
 {{- if and .value (regexMatch "(?i)(key|token|secret|password)" (toString .name)) -}}
 {{- fail (printf "extraEnv %s looks like a credential in plain text: take it from a Secret (valueFrom.secretKeyRef, or envFrom secretRef)" .name) -}}
 {{- end -}}
