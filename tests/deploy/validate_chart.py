@@ -437,6 +437,7 @@ def check_objects(f, docs, ctx, schemas, values, sidecar_parent=False, exporters
         for where, meta, spec in pod_specs(d):
             info = check_pod(f, where, meta, spec, ctx, values)
             if info:
+                info["where"] = where
                 exporter_info.append(info)
             if d["kind"] in WORKLOADS:
                 sel = d["spec"]["selector"]["matchLabels"]
@@ -759,8 +760,8 @@ class Exporter:
             print(f"note: {binary} has no `serve --dry-run` yet: args are checked with --help "
                   "and against the flags `serve --help` lists")
 
-    def run(self, cmd, cwd):
-        r = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, timeout=60)
+    def run(self, cmd, cwd, env=None):
+        r = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, timeout=60, env=env)
         return r.returncode, (r.stdout + r.stderr).strip()
 
     @staticmethod
@@ -873,8 +874,12 @@ class Exporter:
         if cfg:
             self.check_config(f, ctx, pathlib.Path(cfg[-1]), root)
         web = web_expectations(values)
+        # the downward API's variables, as the pod has them (a StatefulSet's pod is <name>-<ordinal>)
+        kind, _, name = info.get("where", "Deployment/lse").partition("/")
+        pod_env = dict(os.environ, NODE_NAME="node-a", POD_NAMESPACE="monitoring",
+                       POD_NAME=f"{name}-0" if kind == "StatefulSet" else f"{name}-7d9f8b6c5-x2x4q")
         if self.dry_run:
-            code, out = self.run([self.binary] + args + ["--dry-run"], root)
+            code, out = self.run([self.binary] + args + ["--dry-run"], root, env=pod_env)
             f.check(code == 0, f"{ctx}: the container args pass `llm_stream_exporter {' '.join(c.get('args', []))} "
                     f"--dry-run`" + ("" if code == 0 else f" (exit {code}):\n    " + out.replace("\n", "\n    ")[:1500]))
             if code != 0:
