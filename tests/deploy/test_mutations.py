@@ -155,6 +155,11 @@ class ChartMutations(unittest.TestCase):
         self.mutate("templates/_helpers.tpl", "{{- if not .Values.envFrom -}}", "{{- if false -}}",
                     r"FAIL refused: bearer_token_env nothing sets: rendering fails with")
 
+    def test_readme_example_broken(self):
+        # the env example of the chart README names a variable its extraEnv no longer sets
+        self.mutate("README.md", "extraEnv:\n  - name: OPENAI_API_KEY\n", "extraEnv:\n  - name: OPENAI_KEY\n",
+                    r"FAIL README.md values block 2 \(config, extraEnv\): renders: .*OPENAI_API_KEY but nothing sets it")
+
     def test_credential_guard_removed(self):
         self.mutate("templates/_helpers.tpl", '{{- if or (hasKey . "bearer_token") (hasKey . "api_key") -}}', "{{- if false -}}",
                     r"FAIL negative plain-token.yaml: rendering fails")

@@ -29,6 +29,7 @@ Checks, each failing the run:
   sharded pods (once the binary has --shard.*) three replicas of the rendered StatefulSet
             container run against tests/upstream, POD_NAME <name>-I: each exposes exactly
             the targets whose FNV-1a 64 hash mod 3 is I, and its shard gauges;
+  examples  every values block of the chart README and docs/deploy.md renders and validates;
   metadata  Chart.yaml home, sources, maintainers, icon, keywords, license annotation;
             absolute links in the chart README and NOTES.txt; the memory limit covers the
             measured footprint;
@@ -1150,7 +1151,7 @@ def check_new_values(f, r, validator):
 def render_one(f, r, what, data, base=None):
     base = base or CHART / "ci" / "standalone-values.yaml"
     ok, docs, err, values, notes = r.render([base, r.values_file(data)])
-    f.check(ok, f"{what}: renders" + ("" if ok else f": {err.strip()[:400]}"))
+    f.check(ok, f"{what}: renders" + ("" if ok else f": {err.strip()[-400:]}"))
     return ok, docs, values, notes
 
 
@@ -1308,6 +1309,25 @@ def check_sharded_pods(f, r, exporter, force=False):
                 pr.kill()
 
 
+def check_doc_values(f, r, validator):
+    """Every YAML block of the chart README and docs/deploy.md made of chart values (its
+    top-level keys are values.schema.json properties) renders over ci/standalone-values.yaml
+    and validates: the examples users copy work as written."""
+    props = set(json.loads((CHART / "values.schema.json").read_text())["properties"])
+    for doc in (CHART / "README.md", REPO / "docs" / "deploy.md"):
+        for i, m in enumerate(re.finditer(r"```yaml\n(.*?)```", doc.read_text(), re.S)):
+            if "{{" in m.group(1):
+                continue
+            data = yaml.safe_load(m.group(1))
+            if not isinstance(data, dict) or not set(data) <= props:
+                continue
+            what = f"{doc.name} values block {i + 1} ({', '.join(sorted(data))})"
+            ok, docs, values, _ = render_one(f, r, what, data)
+            if ok:
+                verrs = [e.message for e in validator.iter_errors(values)]
+                f.check(not verrs, f"{what}: values validate {verrs[:2]}")
+
+
 CHART_HOME = "https://github.com/llm-stream-exporter/llm-stream-exporter"
 
 
@@ -1452,6 +1472,7 @@ def main():
         check_sharding_values(f, r, schemas, vvalidator, exporter)
         check_sharded_pods(f, r, exporter, force=args.force_shard_run)
         check_chart_metadata(f)
+        check_doc_values(f, r, vvalidator)
         check_negative(f, r, vvalidator)
         check_sidecar_parent(f, r, schemas, exporter)
         check_new_values(f, r, vvalidator)
