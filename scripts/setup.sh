@@ -26,7 +26,8 @@ case "${1:-all}" in
   "demo") want+=(python3 curl) ;;
   "all")
     want+=("${TEST_PKGS[@]}")
-    # The Dockerfile linter comes from the npm registry; use the machine's
+    # The Dockerfile linter and the chart README generator come from the npm
+    # registry (tests/deploy/dockerlint, tests/deploy/readmegen); use the machine's
     # Node.js when it has one, Debian's otherwise.
     command -v npm >/dev/null 2>&1 || want+=(nodejs npm)
     ;;

@@ -14,6 +14,8 @@
 #   docs        check_docs.py (sections, YAML blocks, promtool on scrape configs, links)
 #   renderer    go test of tests/deploy/helmrender (Helm's values merging and functions)
 #   chart       validate_chart.py (render every ci/ file + schemas + invariants)
+#   chart-readme check_chart_readme.py (the chart README's values table is current;
+#               pinned @bitnami/readme-generator-for-helm from npm)
 #   dockerfile  check_dockerfile.py (policy + pinned npm linter)
 #   mutations   test_mutations.py (each check above fails on a broken input)
 #   promql-fake promql_e2e.py --fake-exporter (real Prometheus, fake exporter; the
@@ -50,6 +52,7 @@ run_check() {
                   && GO111MODULE=off GOFLAGS= GOPATH=/usr/share/gocode go vet . \
                   && GO111MODULE=off GOFLAGS= GOPATH=/usr/share/gocode go test -count=1 -v .) ;;
     chart)       "$py" "$here/validate_chart.py" ;;
+    chart-readme) "$py" "$here/check_chart_readme.py" ;;
     dockerfile)  "$py" "$here/check_dockerfile.py" --install-linter ;;
     mutations)   "$py" "$here/test_mutations.py" ;;
     promql-fake) "$py" "$here/promql_e2e.py" --fake-exporter ;;
@@ -58,7 +61,7 @@ run_check() {
 }
 
 checks=("$@")
-[ ${#checks[@]} -eq 0 ] && checks=(sync rules-check rules-test rules-lint rule-windows dashboards docs renderer chart dockerfile mutations)
+[ ${#checks[@]} -eq 0 ] && checks=(sync rules-check rules-test rules-lint rule-windows dashboards docs renderer chart chart-readme dockerfile mutations)
 passed=0; failed=0; failures=()
 for c in "${checks[@]}"; do
   echo "=== $c"

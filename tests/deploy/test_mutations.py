@@ -89,7 +89,7 @@ class ChartMutations(unittest.TestCase):
     def test_secret_as_env(self):
         self.mutate("templates/_helpers.tpl", "    - name: POD_NAME\n",
                     "    - name: OPENAI_API_KEY\n      valueFrom:\n        secretKeyRef: {name: k, key: openai}\n"
-                    "    - name: POD_NAME\n", r"FAIL .*env OPENAI_API_KEY not from a Secret")
+                    "    - name: POD_NAME\n", r"FAIL .*env OPENAI_API_KEY from a Secret only as the values ask")
 
     def test_secret_mount_writable(self):
         self.mutate("templates/_helpers.tpl",
@@ -125,9 +125,44 @@ class ChartMutations(unittest.TestCase):
         self.mutate("values.yaml", '    grafana_dashboard: "1"', '    grafana_dashboards: "1"',
                     r"FAIL .*grafana_dashboard \"1\"")
 
+    def test_replicas_guard_removed(self):
+        # standalone with replicas: 2 would probe every target twice: the refusal must stay
+        self.mutate("templates/_helpers.tpl", "{{- if and (gt $replicas 1) (ne $mode \"sharded\") -}}", "{{- if false -}}",
+                    r"FAIL refused: replicas 2 in standalone \(every probe twice\): rendering fails with")
+
+    def test_sharded_without_shard_count(self):
+        self.mutate("templates/_helpers.tpl", "    - --shard.count={{ include \"llm-stream-exporter.shardCount\" . }}\n", "",
+                    r"FAIL ci/sharded-values.yaml StatefulSet/\S+: args --shard.index=auto --shard.count=3 once each")
+
+    def test_sharded_service_not_headless(self):
+        self.mutate("templates/service.yaml", "  clusterIP: None\n", "",
+                    r"FAIL ci/sharded-values.yaml StatefulSet/\S+: its Service is headless")
+
+    def test_sharded_replicas_ignored(self):
+        self.mutate("templates/statefulset.yaml", "  replicas: {{ include \"llm-stream-exporter.shardCount\" . }}", "  replicas: 1",
+                    r"FAIL ci/sharded-values.yaml StatefulSet/\S+: replicas 3 \(1\)")
+
+    def test_old_port_name(self):
+        self.mutate("templates/service.yaml", "    - name: http-metrics", "    - name: lse-metrics",
+                    r"FAIL ci/standalone-values.yaml Service: port http-metrics 9687 -> http-metrics")
+
+    def test_relative_link_in_notes(self):
+        self.mutate("templates/NOTES.txt", "(runbooks: {{ $docs }}/runbook.md)", "(runbooks: docs/runbook.md)",
+                    r"FAIL NOTES.txt: documents are named by absolute URL \(\['docs/runbook.md'\]\)")
+
+    def test_env_key_unchecked(self):
+        # a variable the config reads that nothing sets: the pod would start without its key
+        self.mutate("templates/_helpers.tpl", "{{- if not .Values.envFrom -}}", "{{- if false -}}",
+                    r"FAIL refused: bearer_token_env nothing sets: rendering fails with")
+
+    def test_readme_example_broken(self):
+        # the env example of the chart README names a variable its extraEnv no longer sets
+        self.mutate("README.md", "extraEnv:\n  - name: OPENAI_API_KEY\n", "extraEnv:\n  - name: OPENAI_KEY\n",
+                    r"FAIL README.md values block 2 \(config, extraEnv\): renders: .*OPENAI_API_KEY but nothing sets it")
+
     def test_credential_guard_removed(self):
-        self.mutate("templates/_helpers.tpl", "{{- range $auths -}}", "{{- range (list) -}}",
-                    r"FAIL negative bearer-token-env.yaml: rendering fails")
+        self.mutate("templates/_helpers.tpl", '{{- if or (hasKey . "bearer_token") (hasKey . "api_key") -}}', "{{- if false -}}",
+                    r"FAIL negative plain-token.yaml: rendering fails")
 
 
 class ChartBinaryMutations(unittest.TestCase):
@@ -157,6 +192,51 @@ class ChartBinaryMutations(unittest.TestCase):
         self.mutate("ci/standalone-values.yaml", "      api: openai-chat\n", "      api: openai-chatt\n",
                     r"FAIL ci/standalone-values.yaml: llm_stream_exporter check-config --no-env-check passes "
                     r"on the rendered config.yaml \(exit 2\)")
+
+
+class ChartReadmeMutations(unittest.TestCase):
+    """check_chart_readme.py on copies of the chart whose values.yaml changed."""
+
+    @classmethod
+    def setUpClass(cls):
+        if not shutil.which("npm"):
+            raise unittest.SkipTest("npm not installed")
+        code, out = run(["bash", str(HERE / "install_readmegen.sh")])
+        if code != 0:
+            raise unittest.SkipTest("the README generator could not be installed: " + out[-300:])
+        cls.gen = out.strip().splitlines()[-1]
+
+    def check(self, old=None, new=None):
+        with tempfile.TemporaryDirectory(prefix="lse-mut-readme-") as d:
+            chart = pathlib.Path(d) / "chart"
+            shutil.copytree(CHART, chart)
+            if old is not None:
+                p = chart / "values.yaml"
+                text = p.read_text()
+                self.assertIn(old, text)
+                p.write_text(text.replace(old, new, 1))
+            return run([PY, str(HERE / "check_chart_readme.py"), "--chart", str(chart), "--generator", self.gen])
+
+    def test_original_is_clean(self):
+        code, out = self.check()
+        self.assertEqual(code, 0, out)
+
+    def test_stale_default(self):
+        code, out = self.check("  type: ClusterIP\n  port: 9687\n", "  type: ClusterIP\n  port: 9688\n")
+        self.assertNotEqual(code, 0, out)
+        self.assertIn("FAIL chart README: the values table is stale", out)
+        self.assertRegex(out, r"\+\| `service.port` .*`9688`")
+
+    def test_stale_description(self):
+        code, out = self.check("## @param envFrom Environment from whole Secrets",
+                               "## @param envFrom Variables from whole Secrets")
+        self.assertNotEqual(code, 0, out)
+        self.assertIn("FAIL chart README: the values table is stale", out)
+
+    def test_value_without_metadata(self):
+        code, out = self.check("envFrom: []\n", "envFrom: []\nextraInitContainers: []\n")
+        self.assertNotEqual(code, 0, out)
+        self.assertIn("Missing metadata for key: extraInitContainers", out)
 
 
 class DashboardMutations(unittest.TestCase):

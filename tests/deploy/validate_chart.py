@@ -17,9 +17,22 @@ Checks, each failing the run:
             allowPrivilegeEscalation false, capabilities drop ALL, seccomp
             RuntimeDefault, no service account token, resources set;
   probes    the exporter container: liveness /-/healthy, readiness /-/ready on its port;
-  secrets   no env value from a Secret, no envFrom, no credential-looking plain env,
-            secret volumes read-only, every auth *_file in the config lies under a
-            mounted Secret, no key-looking string anywhere;
+  ports     one container and one Service port, named http-metrics, on service.port (the
+            deprecated top-level `port` still wins, NOTES.txt says it is deprecated);
+  secrets   env from a Secret (secretKeyRef, envFrom secretRef) only as the values ask,
+            no credential-looking plain env, secret volumes read-only, every auth *_file
+            in the config lies under a mounted Secret, every variable the config reads is
+            set by the container, no key-looking string anywhere;
+  sharded   a StatefulSet of `replicas` pods with --shard.index=auto --shard.count=N and
+            POD_NAME from metadata.name, a headless serviceName Service (the only one),
+            monitors and PDB selecting every replica; replicas > 1 elsewhere is refused;
+  sharded pods (once the binary has --shard.*) three replicas of the rendered StatefulSet
+            container run against tests/upstream, POD_NAME <name>-I: each exposes exactly
+            the targets whose FNV-1a 64 hash mod 3 is I, and its shard gauges;
+  examples  every values block of the chart README and docs/deploy.md renders and validates;
+  metadata  Chart.yaml home, sources, maintainers, icon, keywords, license annotation;
+            absolute links in the chart README and NOTES.txt; the memory limit covers the
+            measured footprint;
   labels    standard labels on every object, selectors match pod/service labels,
             dashboards labelled grafana_dashboard: "1";
   checksum  checksum/config changes when config or prompt files change, and only then;
@@ -64,6 +77,7 @@ EXPORTER = "llm-stream-exporter"
 KIND_SCHEMAS = {
     ("apps/v1", "Deployment"): "deployment-apps-v1.json",
     ("apps/v1", "DaemonSet"): "daemonset-apps-v1.json",
+    ("apps/v1", "StatefulSet"): "statefulset-apps-v1.json",
     ("v1", "Service"): "service-v1.json",
     ("v1", "ConfigMap"): "configmap-v1.json",
     ("v1", "Secret"): "secret-v1.json",
@@ -80,6 +94,8 @@ STD_LABELS = ("app.kubernetes.io/name", "app.kubernetes.io/instance", "app.kuber
               "app.kubernetes.io/managed-by", "helm.sh/chart")
 KEY_LIKE = re.compile(r"\b(sk-[A-Za-z0-9_-]{16,}|sk-ant-[A-Za-z0-9_-]{16,}|AKIA[0-9A-Z]{16})\b")
 CREDENTIAL_ENV = re.compile(r"(?i)(key|token|secret|password)")
+WORKLOADS = ("Deployment", "DaemonSet", "StatefulSet")
+PORT_NAME = "http-metrics"
 
 
 class Failures:
@@ -197,7 +213,7 @@ class Renderer:
 def pod_specs(obj):
     """(where, pod metadata, pod spec) of a workload or Pod."""
     kind = obj.get("kind")
-    if kind in ("Deployment", "DaemonSet"):
+    if kind in WORKLOADS:
         t = obj["spec"]["template"]
         return [(f"{kind}/{obj['metadata']['name']}", t.get("metadata", {}), t["spec"])]
     if kind == "Pod":
@@ -231,15 +247,20 @@ def check_pod(f, where, meta, spec, ctx, values=None):
         f.check(seccomp == "RuntimeDefault", f"{w}: seccomp RuntimeDefault ({seccomp})")
         f.check(bool((c.get("resources") or {}).get("limits", {}).get("memory")), f"{w}: memory limit")
         f.check(not str(c.get("image", "")).endswith(":latest"), f"{w}: image not :latest")
-        # secrets only as files
+        # keys from Secrets (files, or env the values ask for), never plain values
+        asked = {e["name"]: e for e in (values or {}).get("env", []) + (values or {}).get("extraEnv", [])} \
+            if c["name"] == EXPORTER else {}
         for e in c.get("env", []) or []:
             vf = e.get("valueFrom") or {}
-            f.check("secretKeyRef" not in vf, f"{w}: env {e['name']} not from a Secret")
+            if "secretKeyRef" in vf:
+                f.check(asked.get(e["name"], {}).get("valueFrom") == vf,
+                        f"{w}: env {e['name']} from a Secret only as the values ask (extraEnv)")
             if "value" in e:
                 f.check(not CREDENTIAL_ENV.search(e["name"]) and not KEY_LIKE.search(str(e["value"])),
                         f"{w}: env {e['name']} is no plain credential")
-        f.check(not any("secretRef" in x for x in c.get("envFrom", []) or []),
-                f"{w}: no envFrom secretRef")
+        want_from = (values or {}).get("envFrom", []) if c["name"] == EXPORTER else []
+        f.check(all(x in want_from for x in c.get("envFrom", []) or [] if "secretRef" in x),
+                f"{w}: envFrom secretRef only as the values ask (envFrom)")
     vols = {v["name"]: v for v in spec.get("volumes", []) or []}
     for c in spec.get("containers", []):
         for m in c.get("volumeMounts", []) or []:
@@ -257,6 +278,9 @@ def check_pod(f, where, meta, spec, ctx, values=None):
     c = exporters[0]
     w = f"{ctx} {where} {EXPORTER}"
     ports = {p.get("name"): p["containerPort"] for p in c.get("ports", [])}
+    if values:
+        f.check(ports == {PORT_NAME: expected_port(values)},
+                f"{w}: one container port {PORT_NAME}: {expected_port(values)} ({ports})")
     web = web_expectations(values or {})
     for probe, path in (("livenessProbe", "/-/healthy"), ("readinessProbe", "/-/ready")):
         path = web["prefix"] + path
@@ -320,6 +344,11 @@ WEB_CONFIG_DIR = "/etc/llm-stream-exporter-web"
 BCRYPT = re.compile(r"^\$2[aby]\$[0-9]{2}\$[./A-Za-z0-9]{53}$")
 
 
+def expected_port(values):
+    """service.port; the deprecated top-level `port` still wins (chart 0.2.x)."""
+    return int(values.get("port") or (values.get("service") or {}).get("port") or 9687)
+
+
 def app_version():
     return str(yaml.safe_load((CHART / "Chart.yaml").read_text())["appVersion"])
 
@@ -378,6 +407,14 @@ def auth_files(config):
     return out
 
 
+def config_env_names(target):
+    """The environment variables a target's config reads (auth and {env: NAME} headers)."""
+    auth = target.get("auth") or {}
+    names = [auth[k] for k in ("bearer_token_env", "env") if k in auth]
+    names += [h["env"] for h in (target.get("headers") or {}).values() if isinstance(h, dict) and "env" in h]
+    return names
+
+
 def check_objects(f, docs, ctx, schemas, values, sidecar_parent=False, exporters_out=None):
     by_kind = {}
     for d in docs:
@@ -401,8 +438,9 @@ def check_objects(f, docs, ctx, schemas, values, sidecar_parent=False, exporters
         for where, meta, spec in pod_specs(d):
             info = check_pod(f, where, meta, spec, ctx, values)
             if info:
+                info["where"] = where
                 exporter_info.append(info)
-            if d["kind"] in ("Deployment", "DaemonSet"):
+            if d["kind"] in WORKLOADS:
                 sel = d["spec"]["selector"]["matchLabels"]
                 pl = meta.get("labels", {})
                 f.check(all(pl.get(k) == v for k, v in sel.items()),
@@ -421,6 +459,9 @@ def check_objects(f, docs, ctx, schemas, values, sidecar_parent=False, exporters
                     f"{ctx} ServiceMonitor: selects the Service")
             f.check({e["port"] for e in sm["spec"]["endpoints"]} <= {p["name"] for p in s["spec"]["ports"]},
                     f"{ctx} ServiceMonitor: endpoint port is a Service port")
+        sp = [(p["name"], p["port"], p.get("targetPort")) for p in s["spec"]["ports"]]
+        f.check(sp == [(PORT_NAME, expected_port(values), PORT_NAME)],
+                f"{ctx} Service: port {PORT_NAME} {expected_port(values)} -> {PORT_NAME} ({sp})")
     for pm in by_kind.get("PodMonitor", []):
         ml = pm["spec"]["selector"]["matchLabels"]
         if values.get("mode") != "sidecar" or sidecar_parent:
@@ -440,10 +481,16 @@ def check_objects(f, docs, ctx, schemas, values, sidecar_parent=False, exporters
     for cm in by_kind.get("ConfigMap", []):
         if "config.yaml" in (cm.get("data") or {}):
             cfg = yaml.safe_load(cm["data"]["config.yaml"])
+            env_names = {e["name"] for i in exporter_info for e in i["container"].get("env", [])}
+            env_from = any(i["container"].get("envFrom") for i in exporter_info)
             for t in (cfg or {}).get("targets", []) or []:
                 auth = t.get("auth") or {}
-                f.check(not ({"bearer_token", "bearer_token_env", "api_key"} & set(auth)),
-                        f"{ctx} config target {t.get('name')}: no inline or env API key")
+                f.check(not ({"bearer_token", "api_key"} & set(auth)),
+                        f"{ctx} config target {t.get('name')}: no inline API key")
+                if exporter_info:  # the container sets every variable the config reads
+                    for var in config_env_names(t):
+                        f.check(var in env_names or env_from,
+                                f"{ctx} config target {t.get('name')}: ${var} is set by the container (env/envFrom)")
             for target, key, path in auth_files(cfg):
                 mounted = [p for i in exporter_info for p in i["secret_paths"]]
                 f.check(any(path.startswith(p.rstrip("/") + "/") for p in mounted),
@@ -454,7 +501,7 @@ def check_objects(f, docs, ctx, schemas, values, sidecar_parent=False, exporters
                 if (prompt or {}).get("file", "").startswith("prompts/"):
                     f.check("prompt-" + prompt["file"][len("prompts/"):] in cm["data"],
                             f"{ctx} config prompt {pname}: {prompt['file']} is in the ConfigMap")
-            f.check(cfg.get("listen", "").endswith(f":{values.get('port', 9687)}"),
+            f.check(cfg.get("listen", "").endswith(f":{expected_port(values)}"),
                     f"{ctx} config listen matches the container port")
     secrets = {s["metadata"]["name"] for s in by_kind.get("Secret", [])}
     web = web_expectations(values)
@@ -495,8 +542,7 @@ def check_monitors(f, by_kind, values, ctx):
     """ServiceMonitor/PodMonitor fields equal their values; the scrape matches the web config."""
     web = web_expectations(values)
     services = by_kind.get("Service", [])
-    pods = [meta.get("labels", {}) for d in by_kind.get("Deployment", []) + by_kind.get("DaemonSet", [])
-            for _, meta, _ in pod_specs(d)]
+    pods = [meta.get("labels", {}) for k in WORKLOADS for d in by_kind.get(k, []) for _, meta, _ in pod_specs(d)]
     for kind, key, tl, eps_key in (("ServiceMonitor", "serviceMonitor", "targetLabels", "endpoints"),
                                    ("PodMonitor", "podMonitor", "podTargetLabels", "podMetricsEndpoints")):
         m = values.get(key) or {}
@@ -529,6 +575,49 @@ def check_monitors(f, by_kind, values, ctx):
                 f.check(ep.get("path") == web["metrics"], f"{w}: path {web['metrics']} ({ep.get('path')})")
                 if web["basic"]:
                     f.check(bool(ep.get("basicAuth")), f"{w}: basicAuth set (the web config asks for basic auth)")
+
+
+def check_sharded(f, by_kind, values, ctx):
+    """mode sharded: a StatefulSet of N replicas, each with --shard.index=auto --shard.count=N and
+    POD_NAME (the ordinal's source), its serviceName a headless Service that selects them all,
+    monitors that select every replica."""
+    n = int(values.get("replicas") or 1)
+    kinds = set(by_kind)
+    f.check("StatefulSet" in kinds and not {"Deployment", "DaemonSet"} & kinds, f"{ctx}: StatefulSet, no Deployment/DaemonSet")
+    for sts in by_kind.get("StatefulSet", []):
+        spec = sts["spec"]
+        w = f"{ctx} StatefulSet/{sts['metadata']['name']}"
+        f.check(spec.get("replicas") == n, f"{w}: replicas {n} ({spec.get('replicas')})")
+        pod = spec["template"]
+        c = [c for c in pod["spec"]["containers"] if c["name"] == EXPORTER][0]
+        args = c.get("args", [])
+        f.check(args.count("--shard.index=auto") == 1 and args.count(f"--shard.count={n}") == 1
+                and not [a for a in args if a.startswith("--shard.") and a not in ("--shard.index=auto", f"--shard.count={n}")],
+                f"{w}: args --shard.index=auto --shard.count={n} once each ({[a for a in args if 'shard' in a]})")
+        f.check(args.index("--shard.index=auto") > args.index("serve") if "serve" in args and "--shard.index=auto" in args else False,
+                f"{w}: the shard flags are serve's (after the subcommand)")
+        env = {e["name"]: e for e in c.get("env", [])}
+        f.check(((env.get("POD_NAME") or {}).get("valueFrom") or {}).get("fieldRef", {}).get("fieldPath") == "metadata.name",
+                f"{w}: POD_NAME from fieldRef metadata.name (--shard.index=auto reads its -<ordinal>)")
+        f.check(c.get("ports", [{}])[0].get("name") == PORT_NAME, f"{w}: port {PORT_NAME}")
+        svcs = [s for s in by_kind.get("Service", []) if s["metadata"]["name"] == spec.get("serviceName")]
+        f.check(len(svcs) == 1, f"{w}: serviceName {spec.get('serviceName')} is a rendered Service")
+        for s in svcs:
+            f.check(s["spec"].get("clusterIP") == "None", f"{w}: its Service is headless (clusterIP None)")
+            sel = s["spec"]["selector"]
+            f.check(all(pod["metadata"]["labels"].get(k) == v for k, v in sel.items()),
+                    f"{w}: the headless Service selects the replicas")
+        for mon in by_kind.get("ServiceMonitor", []):
+            f.check(mon["spec"]["selector"]["matchLabels"].items() <= svcs[0]["metadata"]["labels"].items() if svcs else False,
+                    f"{w}: the ServiceMonitor selects the headless Service (every replica)")
+        for mon in by_kind.get("PodMonitor", []):
+            f.check(mon["spec"]["selector"]["matchLabels"].items() <= pod["metadata"]["labels"].items(),
+                    f"{w}: the PodMonitor selects every replica")
+        for pdb in by_kind.get("PodDisruptionBudget", []):
+            f.check(pdb["spec"]["selector"]["matchLabels"].items() <= pod["metadata"]["labels"].items(),
+                    f"{w}: the PodDisruptionBudget covers the replicas")
+    services = by_kind.get("Service", [])
+    f.check(len(services) == 1, f"{ctx}: one Service (a second one would make the ServiceMonitor scrape each shard twice)")
 
 
 def rules_from_config():
@@ -663,13 +752,17 @@ class Exporter:
         top = subprocess.run([binary, "--help"], capture_output=True, text=True).stdout
         serve = subprocess.run([binary, "serve", "--help"], capture_output=True, text=True).stdout
         self.dry_run = "--dry-run" in serve
+        self.shards = "--shard.count" in serve
+        if not self.shards:
+            print(f"note: {binary} has no --shard.index/--shard.count yet: the sharded args are run "
+                  "through it without them (the chart's invariants still check them)")
         self.known_flags = set(re.findall(r"(--[a-z][a-z0-9.-]*)", top + serve))
         if not self.dry_run:
             print(f"note: {binary} has no `serve --dry-run` yet: args are checked with --help "
                   "and against the flags `serve --help` lists")
 
-    def run(self, cmd, cwd):
-        r = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, timeout=60)
+    def run(self, cmd, cwd, env=None):
+        r = subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, timeout=60, env=env)
         return r.returncode, (r.stdout + r.stderr).strip()
 
     @staticmethod
@@ -706,7 +799,7 @@ class Exporter:
                 cm = cms.get(v["configMap"]["name"])
                 if cm is None:
                     notes.append(f"placeholder config.yaml for ConfigMap {v['configMap']['name']}")
-                data = cm["data"] if cm else {"config.yaml": PLACEHOLDER_CONFIG.format(port=values.get("port", 9687))}
+                data = cm["data"] if cm else {"config.yaml": PLACEHOLDER_CONFIG.format(port=expected_port(values))}
                 for it in v["configMap"].get("items") or [{"key": k, "path": k} for k in data]:
                     (local / it["path"]).parent.mkdir(parents=True, exist_ok=True)
                     (local / it["path"]).write_text(data[it["key"]])
@@ -776,12 +869,18 @@ class Exporter:
             if f.verbose:
                 print(f"note: {ctx}: {n}")
         args = [self.relocate(a, mounts, root) for a in c.get("args", [])]
+        if not self.shards:
+            args = [a for a in args if not a.startswith("--shard.")]
         cfg = [a.split("=", 1)[1] for a in args if re.match(r"--config(\.file)?=", a)]
         if cfg:
             self.check_config(f, ctx, pathlib.Path(cfg[-1]), root)
         web = web_expectations(values)
+        # the downward API's variables, as the pod has them (a StatefulSet's pod is <name>-<ordinal>)
+        kind, _, name = info.get("where", "Deployment/lse").partition("/")
+        pod_env = dict(os.environ, NODE_NAME="node-a", POD_NAMESPACE="monitoring",
+                       POD_NAME=f"{name}-0" if kind == "StatefulSet" else f"{name}-7d9f8b6c5-x2x4q")
         if self.dry_run:
-            code, out = self.run([self.binary] + args + ["--dry-run"], root)
+            code, out = self.run([self.binary] + args + ["--dry-run"], root, env=pod_env)
             f.check(code == 0, f"{ctx}: the container args pass `llm_stream_exporter {' '.join(c.get('args', []))} "
                     f"--dry-run`" + ("" if code == 0 else f" (exit {code}):\n    " + out.replace("\n", "\n    ")[:1500]))
             if code != 0:
@@ -827,7 +926,7 @@ def check_with_binary(f, exporter, by_kind, values, ctx, exporter_info):
 
 def checksum_of(docs):
     for d in docs:
-        if d["kind"] in ("Deployment", "DaemonSet"):
+        if d["kind"] in WORKLOADS:
             return d["spec"]["template"]["metadata"]["annotations"]["checksum/config"]
     return None
 
@@ -892,6 +991,13 @@ def merge(a, b):
 
 def check_sidecar_parent(f, r, schemas, exporter=None):
     parent = HERE / "sidecar-parent"
+    # helm dependency build refuses a dependency whose version is not the chart's
+    version = str(yaml.safe_load((CHART / "Chart.yaml").read_text())["version"])
+    deps = yaml.safe_load((parent / "Chart.yaml").read_text()).get("dependencies", [])
+    f.check([str(d.get("version")) for d in deps if d["name"] == EXPORTER] == [version],
+            f"sidecar parent: depends on llm-stream-exporter {version}")
+    m = re.search(r"- name: llm-stream-exporter\n\s+version: (\S+)", (REPO / "docs" / "deploy.md").read_text())
+    f.check(m is not None and m.group(1) == version, f"docs/deploy.md: the dependency example names version {version}")
     ok, docs, err, values, _ = r.render(chart=parent, subcharts=[f"{EXPORTER}={CHART}"], release="gw")
     f.check(ok, "sidecar parent chart renders" + ("" if ok else f": {err}"))
     if not ok:
@@ -972,6 +1078,26 @@ RENDER_REFUSES = [
     ("extraArgs sets --web.external-url", {"extraArgs": ["--web.external-url=https://x/"]}, "is set by the chart"),
     ("--web.enable-lifecycle twice", {"web": {"enableLifecycle": True}, "extraArgs": ["--web.enable-lifecycle"]},
      "--web.enable-lifecycle twice"),
+    ("replicas 2 in standalone (every probe twice)", {"replicas": 2},
+     "replicas: 2 in mode standalone would run every probe 2 times"),
+    ("replicas 3 in daemonset", {"mode": "daemonset", "replicas": 3}, "set mode: sharded to split the targets over 3 replicas"),
+    ("sharded with replicas 0", {"mode": "sharded", "replicas": 0}, "mode sharded needs replicas >= 1 (the number of shards), not 0"),
+    ("extraArgs sets --shard.count", {"extraArgs": ["--shard.count=2"]}, "extraArgs: --shard.count=2 is set by the chart: use mode: sharded"),
+    ("sharded behind a NodePort", {"mode": "sharded", "replicas": 2, "service": {"type": "NodePort"}},
+     "mode sharded renders a headless Service (clusterIP: None): service.type must be ClusterIP"),
+    ("bearer_token_env nothing sets", {"config": {"targets": [{"name": "o", "url": "https://api.openai.com/v1", "model": "m",
+                                                               "auth": {"bearer_token_env": "OPENAI_API_KEY"}}]}},
+     "config names the environment variable OPENAI_API_KEY but nothing sets it"),
+    ("a header {env: NAME} nothing sets", {"extraEnv": [{"name": "OTHER", "value": "x"}],
+                                           "config": {"targets": [{"name": "o", "url": "https://api.openai.com/v1", "model": "m",
+                                                                   "headers": {"x-portkey-api-key": {"env": "PORTKEY_API_KEY"}}}]}},
+     "config names the environment variable PORTKEY_API_KEY but nothing sets it"),
+    ("POD_NAME overridden in extraEnv", {"mode": "sharded", "replicas": 2, "extraEnv": [{"name": "POD_NAME", "value": "x-0"}]},
+     "extraEnv POD_NAME is set by the chart from the downward API"),
+    ("a plain credential in extraEnv", {"extraEnv": [{"name": "OPENAI_API_KEY", "value": "not-a-key"}]},
+     "extraEnv OPENAI_API_KEY looks like a credential in plain text"),
+    ("service.port against config.listen", {"service": {"port": 9100}, "config": {"listen": ":9687"}},
+     "config.listen \":9687\" does not use port 9100 (set service.port instead)"),
 ]
 # Values values.schema.json must refuse: (what, values, text in a message).
 SCHEMA_REFUSES = [
@@ -1022,6 +1148,222 @@ def check_new_values(f, r, validator):
             f"image: the helm test pod follows global.imageRegistry ({tests})")
 
 
+def render_one(f, r, what, data, base=None):
+    base = base or CHART / "ci" / "standalone-values.yaml"
+    ok, docs, err, values, notes = r.render([base, r.values_file(data)])
+    f.check(ok, f"{what}: renders" + ("" if ok else f": {err.strip()[-400:]}"))
+    return ok, docs, values, notes
+
+
+def check_ports(f, r, validator):
+    """service.port sets the container port, the Service port, listen and the helm test URL;
+    the deprecated `port` still does (with a notice in NOTES.txt) and wins."""
+    for what, data, port, deprecated in (
+            ("default port", {}, 9687, False),
+            ("service.port 9100", {"service": {"port": 9100}}, 9100, False),
+            ("deprecated port 9200", {"port": 9200}, 9200, True),
+            ("deprecated port 9200 beside service.port 9100", {"port": 9200, "service": {"port": 9100}}, 9200, True)):
+        ok, docs, values, notes = render_one(f, r, f"ports: {what}", data)
+        if not ok:
+            continue
+        dep = [d for d in docs if d["kind"] == "Deployment"][0]
+        c = [c for c in dep["spec"]["template"]["spec"]["containers"] if c["name"] == EXPORTER][0]
+        svc = [d for d in docs if d["kind"] == "Service"][0]
+        cm = [d for d in docs if d["kind"] == "ConfigMap" and "config.yaml" in d["data"]][0]
+        test = " ".join(a for d in docs if d["kind"] == "Pod" for x in d["spec"]["containers"] for a in x["args"])
+        got = (c["ports"], svc["spec"]["ports"], yaml.safe_load(cm["data"]["config.yaml"])["listen"])
+        want = ([{"name": PORT_NAME, "containerPort": port, "protocol": "TCP"}],
+                [{"name": PORT_NAME, "port": port, "targetPort": PORT_NAME, "protocol": "TCP"}], f":{port}")
+        f.check(got == want, f"ports: {what}: container, Service and listen on {PORT_NAME} {port} ({got})")
+        f.check(f".svc:{port}/" in test, f"ports: {what}: the helm test fetches port {port}")
+        f.check(("DEPRECATED: the top-level value `port`" in notes) == deprecated,
+                f"ports: {what}: NOTES.txt {'says' if deprecated else 'does not say'} `port` is deprecated")
+        verrs = [e.message for e in validator.iter_errors(values)]
+        f.check(not verrs, f"ports: {what}: values validate {verrs[:2]}")
+    ok, docs, values, notes = render_one(f, r, "deprecated env", {"env": [{"name": "HTTPS_PROXY", "value": "http://p:3128"}]})
+    if ok:
+        envs = [e["name"] for d in docs if d["kind"] == "Deployment"
+                for c in d["spec"]["template"]["spec"]["containers"] for e in c.get("env", [])]
+        f.check("HTTPS_PROXY" in envs and "DEPRECATED: the value `env`" in notes,
+                "deprecated env: still passed, NOTES.txt says it is deprecated")
+
+
+def check_sharding_values(f, r, schemas, validator, exporter):
+    """replicas N in mode sharded -> N everywhere; N = 1 still a StatefulSet with count 1."""
+    for n in (1, 2, 5):
+        ctx = f"sharded replicas {n}"
+        ok, docs, values, notes = render_one(f, r, ctx, {"mode": "sharded", "replicas": n, "podMonitor": {"enabled": True}})
+        if not ok:
+            continue
+        infos = []
+        by_kind = check_objects(f, docs, ctx, schemas, values, exporters_out=infos)
+        check_sharded(f, by_kind, values, ctx)
+        check_monitors(f, by_kind, values, ctx)
+        f.check(f"--shard.count={n})" in notes.replace("\n", " ") and f"-{n - 1}." in notes,
+                f"{ctx}: NOTES.txt names the {n} shards")
+        verrs = [e.message for e in validator.iter_errors(values)]
+        f.check(not verrs, f"{ctx}: values validate {verrs[:2]}")
+        if n == 2:
+            check_with_binary(f, exporter, by_kind, values, ctx, infos)
+
+
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def http_get(url, timeout=2):
+    import urllib.request
+    with urllib.request.urlopen(url, timeout=timeout) as resp:
+        return resp.read().decode()
+
+
+def fnv1a64(name):
+    """The shard hash (shared interface): FNV-1a 64-bit of the target name's UTF-8 bytes."""
+    h = 0xcbf29ce484222325
+    for b in name.encode():
+        h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def check_sharded_pods(f, r, exporter, force=False):
+    """The pods of mode sharded, run: the StatefulSet's container as rendered (args, POD_NAME
+    <fullname>-I as the StatefulSet names its pods, the mounted config), three replicas against
+    the bundled upstream on 127.0.0.1. Each must expose llm_stream_target_info for a disjoint
+    set of the 12 targets, the union all of them, and the shard gauges its own index and 3."""
+    if exporter is None or not (exporter.shards or force):
+        print("note: sharded pods not run (the exporter has no --shard.count yet)")
+        return
+    import signal
+    work = exporter.tmp / "sharded-run"
+    work.mkdir()
+    up = subprocess.Popen([sys.executable, str(REPO / "tests" / "upstream" / "upstream.py"), "--host", "127.0.0.1",
+                           "--port", "0", "--port-file", str(work / "upstream.port"), "--quiet"],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    procs = []
+    try:
+        deadline = time.time() + 10
+        while not (work / "upstream.port").exists() and time.time() < deadline:
+            time.sleep(0.05)
+        base = f"http://127.0.0.1:{(work / 'upstream.port').read_text().strip()}/s/ttft=20,gap=5,chunks=5/v1"
+        names = [f"t{i:02d}-{w}" for i, w in enumerate(["alpha", "beta", "gamma", "delta"] * 3)]
+        data = {"mode": "sharded", "replicas": 3, "helmTest": {"enabled": False},
+                "config": {"defaults": {"interval": "1h", "warmup": 0},
+                           "targets": [{"name": n, "url": base, "api": "openai-chat", "model": "m", "prompts": ["short"]}
+                                       for n in names]}}
+        ok, docs, values, _ = render_one(f, r, "sharded pods", data)
+        if not ok:
+            return
+        by_kind = {}
+        for d in docs:
+            by_kind.setdefault(d["kind"], []).append(d)
+        sts = by_kind["StatefulSet"][0]
+        spec = sts["spec"]["template"]["spec"]
+        c = [c for c in spec["containers"] if c["name"] == EXPORTER][0]
+        ports = []
+        for i in range(sts["spec"]["replicas"]):
+            root, mounts, _ = exporter.materialise(by_kind, values, c, spec)
+            port = free_port()
+            cfg = root / "etc/llm-stream-exporter/config.yaml"
+            cfg.write_text(re.sub(r"(?m)^listen:.*$", f"listen: 127.0.0.1:{port}", cfg.read_text()))
+            args = [exporter.relocate(a, mounts, root) for a in c["args"]]
+            if not exporter.shards:  # force: show the check fails on replicas that each probe everything
+                args = [a for a in args if not a.startswith("--shard.")]
+            # the downward API's POD_NAME: the StatefulSet's pod name <name>-<ordinal>
+            env = dict(os.environ, POD_NAME=f"{sts['metadata']['name']}-{i}", NODE_NAME="node-a", POD_NAMESPACE="monitoring")
+            procs.append(subprocess.Popen([exporter.binary] + args, cwd=root, env=env,
+                                          stdout=subprocess.DEVNULL, stderr=open(root / "stderr.log", "w")))
+            ports.append(port)
+        seen = []
+        for i, port in enumerate(ports):
+            text, deadline = "", time.time() + 20
+            while time.time() < deadline:
+                try:
+                    http_get(f"http://127.0.0.1:{port}/-/ready")
+                    text = http_get(f"http://127.0.0.1:{port}/metrics")
+                    break
+                except Exception:
+                    time.sleep(0.1)
+            mine = set(re.findall(r'^llm_stream_target_info\{[^}]*target="([^"]+)"', text, re.M))
+            want = {n for n in names if fnv1a64(n) % 3 == i}
+            f.check(mine == want, f"sharded pods: replica {i} exposes exactly the targets whose FNV-1a 64 hash mod 3 "
+                    f"is {i} ({sorted(mine)[:6]} vs {sorted(want)[:6]})")
+            idx = re.findall(r"^llm_stream_shard_index(?:\{\})? (\S+)$", text, re.M)
+            cnt = re.findall(r"^llm_stream_shard_count(?:\{\})? (\S+)$", text, re.M)
+            f.check([float(x) for x in idx] == [i] and [float(x) for x in cnt] == [3], f"sharded pods: replica {i} shows llm_stream_shard_index {i}, "
+                    f"llm_stream_shard_count 3 ({idx}, {cnt})")
+            seen.append(mine)
+        overlap = [n for n in names if sum(n in s for s in seen) > 1]
+        f.check(not overlap, f"sharded pods: no target on two replicas ({overlap[:4]})")
+        f.check(set().union(*seen) == set(names), f"sharded pods: the replicas together expose all {len(names)} targets "
+                f"({sorted(set(names) - set().union(*seen))[:4]} missing)")
+    finally:
+        for pr in procs + [up]:
+            pr.send_signal(signal.SIGTERM)
+        for pr in procs + [up]:
+            try:
+                pr.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pr.kill()
+
+
+def check_doc_values(f, r, validator):
+    """Every YAML block of the chart README and docs/deploy.md made of chart values (its
+    top-level keys are values.schema.json properties) renders over ci/standalone-values.yaml
+    and validates: the examples users copy work as written."""
+    props = set(json.loads((CHART / "values.schema.json").read_text())["properties"])
+    for doc in (CHART / "README.md", REPO / "docs" / "deploy.md"):
+        for i, m in enumerate(re.finditer(r"```yaml\n(.*?)```", doc.read_text(), re.S)):
+            if "{{" in m.group(1):
+                continue
+            data = yaml.safe_load(m.group(1))
+            if not isinstance(data, dict) or not set(data) <= props:
+                continue
+            what = f"{doc.name} values block {i + 1} ({', '.join(sorted(data))})"
+            ok, docs, values, _ = render_one(f, r, what, data)
+            if ok:
+                verrs = [e.message for e in validator.iter_errors(values)]
+                f.check(not verrs, f"{what}: values validate {verrs[:2]}")
+
+
+CHART_HOME = "https://github.com/llm-stream-exporter/llm-stream-exporter"
+
+
+def check_chart_metadata(f):
+    """Chart.yaml as prometheus-community charts have it; links that survive packaging."""
+    meta = yaml.safe_load((CHART / "Chart.yaml").read_text())
+    f.check(meta.get("home") == CHART_HOME, f"Chart.yaml: home {CHART_HOME} ({meta.get('home')})")
+    f.check(CHART_HOME in (meta.get("sources") or []), "Chart.yaml: sources name the repository")
+    f.check(bool(meta.get("maintainers")) and all(m.get("name") for m in meta["maintainers"]), "Chart.yaml: maintainers")
+    icon = str(meta.get("icon", ""))
+    f.check(icon.startswith("https://"), f"Chart.yaml: icon is a URL ({icon})")
+    raw = "https://raw.githubusercontent.com/llm-stream-exporter/llm-stream-exporter/main/"
+    if icon.startswith(raw):
+        f.check((REPO / icon[len(raw):]).is_file(), f"Chart.yaml: the icon {icon[len(raw):]} is in the repository")
+    f.check({"prometheus", "exporter", "llm"} <= set(meta.get("keywords") or []), "Chart.yaml: keywords")
+    f.check((meta.get("annotations") or {}).get("artifacthub.io/license") == "Apache-2.0",
+            "Chart.yaml: annotation artifacthub.io/license Apache-2.0")
+    f.check(re.fullmatch(r"0\.([2-9]|[1-9][0-9]+)\.[0-9]+", str(meta.get("version"))) is not None,
+            f"Chart.yaml: version bumped past 0.1.x ({meta.get('version')})")
+    # README and NOTES.txt links are absolute: a packaged chart has no ../../README.md
+    readme = (CHART / "README.md").read_text()
+    rel = [m for m in re.findall(r"\]\(([^)\s]+)\)", readme) if not re.match(r"https?://|#", m)]
+    f.check(not rel, f"chart README: every link is absolute ({rel[:5]})")
+    notes = (CHART / "templates" / "NOTES.txt").read_text()
+    bare = [m.group(0) for m in re.finditer(r"(?<![\w/.])(docs/[\w.-]+\.md|README\.md)", notes)]
+    f.check(not bare, f"NOTES.txt: documents are named by absolute URL ({bare[:5]})")
+    f.check("## Parameters" in readme and "| `service.port`" in readme, "chart README: a Parameters table")
+    for h in ("## Install", "## Upgrade", "## Uninstall", "## Modes"):
+        f.check(h in readme, f"chart README: section {h!r}")
+    # default resources cover the measured footprint (121-151 MiB RSS at 1,000 TLS targets, scraped)
+    res = yaml.safe_load((CHART / "values.yaml").read_text())["resources"]
+    mib = lambda q: int(re.fullmatch(r"([0-9]+)Mi", q).group(1))
+    f.check(mib(res["limits"]["memory"]) >= 151 and mib(res["requests"]["memory"]) <= mib(res["limits"]["memory"]),
+            f"values.yaml: memory limit {res['limits']['memory']} >= 151Mi measured at 1,000 TLS targets")
+
+
 def check_values_defaults(f, validator):
     defaults = yaml.safe_load((CHART / "values.yaml").read_text())
     errs = [e.message for e in validator.iter_errors(defaults)]
@@ -1047,6 +1389,8 @@ def main():
     ap.add_argument("--exporter", help="llm_stream_exporter binary (default: $LSE_EXPORTER, "
                     "$BUILD_DIR/exporter/llm_stream_exporter, build/exporter/llm_stream_exporter)")
     ap.add_argument("--no-binary", action="store_true", help="skip the checks that run the exporter binary")
+    ap.add_argument("--force-shard-run", action="store_true",
+                    help="run the sharded pods even with a binary without --shard.* (they must then fail)")
     ap.add_argument("--chart", help="chart folder to check (default: helm/llm-stream-exporter; "
                     "test_mutations.py points it at broken copies)")
     args = ap.parse_args()
@@ -1090,15 +1434,22 @@ def main():
             check_monitors(f, by_kind, values, ctx)
             check_with_binary(f, exporter, by_kind, values, ctx, infos)
             if values["mode"] == "standalone":
-                f.check({"Deployment", "Service"} <= kinds and "DaemonSet" not in kinds, f"{ctx}: Deployment + Service")
+                f.check({"Deployment", "Service"} <= kinds and not {"DaemonSet", "StatefulSet"} & kinds,
+                        f"{ctx}: Deployment + Service")
+                f.check([d["spec"]["replicas"] for d in by_kind.get("Deployment", [])] == [1],
+                        f"{ctx}: one replica (more would repeat every probe)")
             elif values["mode"] == "daemonset":
-                f.check({"DaemonSet", "Service"} <= kinds and "Deployment" not in kinds, f"{ctx}: DaemonSet + Service")
+                f.check({"DaemonSet", "Service"} <= kinds and not {"Deployment", "StatefulSet"} & kinds,
+                        f"{ctx}: DaemonSet + Service")
+            elif values["mode"] == "sharded":
+                check_sharded(f, by_kind, values, ctx)
             else:
-                f.check(not ({"Deployment", "DaemonSet", "Service"} & kinds), f"{ctx}: no workload in sidecar mode")
+                f.check(not ({"Deployment", "DaemonSet", "StatefulSet", "Service"} & kinds),
+                        f"{ctx}: no workload in sidecar mode")
             check_rules(f, by_kind, values, ctx)
             check_dashboards(f, by_kind, values, ctx)
             f.check(f"mode: {values['mode']}" in notes and len(notes.strip()) > 40, f"{ctx}: NOTES.txt renders")
-        f.check(modes == {"standalone", "daemonset", "sidecar"}, f"ci/ covers every mode ({sorted(modes)})")
+        f.check(modes == {"standalone", "daemonset", "sidecar", "sharded"}, f"ci/ covers every mode ({sorted(modes)})")
         # value combinations no ci file has, checked the same way (over ci/standalone-values.yaml)
         for name, data in SCENARIOS:
             ctx = f"scenario {name}"
@@ -1117,6 +1468,11 @@ def main():
             f.check(any(url in a for a in tests), f"{ctx}: the helm test fetches {url}")
 
         check_checksum(f, r, schemas)
+        check_ports(f, r, vvalidator)
+        check_sharding_values(f, r, schemas, vvalidator, exporter)
+        check_sharded_pods(f, r, exporter, force=args.force_shard_run)
+        check_chart_metadata(f)
+        check_doc_values(f, r, vvalidator)
         check_negative(f, r, vvalidator)
         check_sidecar_parent(f, r, schemas, exporter)
         check_new_values(f, r, vvalidator)

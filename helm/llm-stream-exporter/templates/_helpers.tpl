@@ -26,6 +26,22 @@ They therefore never use .Chart, .Files or .Template.
 {{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
 
+{{/*
+The port of /metrics, /-/healthy and /-/ready (container and Service):
+service.port; the top-level `port` of chart 0.1 still wins for one release
+(deprecated, NOTES.txt says so).
+*/}}
+{{- define "llm-stream-exporter.port" -}}
+{{- $port := (.Values.service | default dict).port | default 9687 -}}
+{{- if .Values.port }}{{ $port = .Values.port }}{{ end -}}
+{{- int64 $port -}}
+{{- end -}}
+
+{{/* The number of shards in mode sharded (replicas; 1 in the other modes). */}}
+{{- define "llm-stream-exporter.shardCount" -}}
+{{- if eq (toString .Values.mode) "sharded" -}}{{- int64 (.Values.replicas | default 1) -}}{{- else -}}1{{- end -}}
+{{- end -}}
+
 {{- define "llm-stream-exporter.selectorLabels" -}}
 app.kubernetes.io/name: {{ include "llm-stream-exporter.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
@@ -172,7 +188,7 @@ basicAuth while the web config asks for it.
 {{- define "llm-stream-exporter.configYaml" -}}
 {{- $cfg := deepCopy (.Values.config | default dict) -}}
 {{- if not (hasKey $cfg "listen") -}}
-{{- $_ := set $cfg "listen" (printf ":%v" .Values.port) -}}
+{{- $_ := set $cfg "listen" (printf ":%s" (include "llm-stream-exporter.port" .)) -}}
 {{- end -}}
 {{- toYaml $cfg -}}
 {{- end -}}
@@ -184,48 +200,103 @@ basicAuth while the web config asks for it.
 {{- end -}}
 
 {{/*
-Refuses values that would put API keys anywhere but in files from a Secret,
-and a listen address that disagrees with .Values.port.
+Refuses values the chart cannot run as asked: an unknown mode, replicas that
+would repeat every probe, no target, inline API keys, a key variable nothing
+provides, a listen address off the port, flags the chart sets itself.
 */}}
 {{- define "llm-stream-exporter.validate" -}}
-{{- if not (has .Values.mode (list "standalone" "daemonset" "sidecar")) -}}
-{{- fail (printf "mode must be standalone, daemonset or sidecar, not %q" (toString .Values.mode)) -}}
-{{- end -}}
-{{- $cfg := .Values.config | default dict -}}
-{{- if and (not .Values.existingConfigMap) (not $cfg.targets) -}}
-{{- fail "config.targets: list at least one target to probe (or set existingConfigMap); see docs/deploy.md" -}}
-{{- end -}}
-{{- $auths := list -}}
-{{- with $cfg.defaults }}{{ with .auth }}{{ $auths = append $auths . }}{{ end }}{{ end -}}
-{{- range $cfg.targets }}{{ with .auth }}{{ $auths = append $auths . }}{{ end }}{{ end -}}
-{{- range $auths -}}
-{{- if or (hasKey . "bearer_token_env") (hasKey . "env") (hasKey . "bearer_token") (hasKey . "api_key") -}}
-{{- fail "config: API keys must come from a Secret mounted as a file (auth.bearer_token_file or auth.header + auth.file, see `secrets`); auth.bearer_token_env/env/bearer_token/api_key are refused" -}}
-{{- end -}}
-{{- end -}}
+{{- include "llm-stream-exporter.validateMode" . -}}
+{{- include "llm-stream-exporter.validateKeys" . -}}
+{{- include "llm-stream-exporter.validateArgs" . -}}
+{{- $port := include "llm-stream-exporter.port" . -}}
 {{- with (.Values.config | default dict).listen -}}
-{{- if ne (splitList ":" (toString .) | last) (toString $.Values.port) -}}
-{{- fail (printf "config.listen %q does not use port %v (set `port` instead)" (toString .) $.Values.port) -}}
+{{- if ne (splitList ":" (toString .) | last) $port -}}
+{{- fail (printf "config.listen %q does not use port %s (set service.port instead)" (toString .) $port) -}}
 {{- end -}}
 {{- end -}}
 {{- $wc := .Values.webConfig | default dict -}}
 {{- if and $wc.config $wc.existingSecret -}}
 {{- fail "webConfig: set either config (rendered into a Secret) or existingSecret, not both" -}}
 {{- end -}}
+{{- end -}}
+
+{{/* mode and replicas: more than one replica only where each probes its own share. */}}
+{{- define "llm-stream-exporter.validateMode" -}}
+{{- $mode := toString .Values.mode -}}
+{{- if not (has $mode (list "standalone" "daemonset" "sidecar" "sharded")) -}}
+{{- fail (printf "mode must be standalone, daemonset, sidecar or sharded, not %q" $mode) -}}
+{{- end -}}
+{{- $replicas := int64 (.Values.replicas | default 0) -}}
+{{- if and (eq $mode "sharded") (lt $replicas 1) -}}
+{{- fail (printf "mode sharded needs replicas >= 1 (the number of shards), not %v" (toString .Values.replicas)) -}}
+{{- end -}}
+{{- if and (gt $replicas 1) (ne $mode "sharded") -}}
+{{- fail (printf "replicas: %d in mode %s would run every probe %d times (paid requests and every series %d times): set mode: sharded to split the targets over %d replicas (--shard.index/--shard.count), or replicas: 1" $replicas $mode $replicas $replicas $replicas) -}}
+{{- end -}}
+{{- if and (eq $mode "sharded") (ne (toString (.Values.service | default dict).type | default "ClusterIP") "ClusterIP") -}}
+{{- fail "mode sharded renders a headless Service (clusterIP: None): service.type must be ClusterIP" -}}
+{{- end -}}
+{{- $cfg := .Values.config | default dict -}}
+{{- if and (not .Values.existingConfigMap) (not $cfg.targets) -}}
+{{- fail "config.targets: list at least one target to probe (or set existingConfigMap); see https://github.com/llm-stream-exporter/llm-stream-exporter/blob/main/docs/deploy.md#helm-chart" -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+API keys come from a Secret, as a file (`secrets`) or as an environment
+variable (extraEnv secretKeyRef, envFrom secretRef); never inline. A variable
+the config names (auth.bearer_token_env, auth.env, headers {env: NAME}) must be
+set by extraEnv/env, or may come from envFrom.
+*/}}
+{{- define "llm-stream-exporter.validateKeys" -}}
+{{- $cfg := .Values.config | default dict -}}
+{{- $needed := list -}}
+{{- $sources := list -}}
+{{- with $cfg.defaults }}{{ $sources = append $sources . }}{{ end -}}
+{{- range $cfg.targets }}{{ $sources = append $sources . }}{{ end -}}
+{{- range $sources -}}
+{{- with .auth -}}
+{{- if or (hasKey . "bearer_token") (hasKey . "api_key") -}}
+{{- fail "config: an API key never goes in the values (auth.bearer_token/api_key are refused): take it from a Secret as a file (auth.bearer_token_file + `secrets`) or as a variable (auth.bearer_token_env + extraEnv secretKeyRef or envFrom)" -}}
+{{- end -}}
+{{- with .bearer_token_env }}{{ $needed = append $needed (toString .) }}{{ end -}}
+{{- with .env }}{{ $needed = append $needed (toString .) }}{{ end -}}
+{{- end -}}
+{{- range $_, $h := (.headers | default dict) -}}
+{{- if kindIs "map" $h }}{{ with $h.env }}{{ $needed = append $needed (toString .) }}{{ end }}{{ end -}}
+{{- end -}}
+{{- end -}}
+{{- $envs := concat (.Values.env | default list) (.Values.extraEnv | default list) -}}
+{{- $names := list -}}
+{{- range $envs -}}
+{{- $names = append $names (toString .name) -}}
+{{- if has (toString .name) (list "NODE_NAME" "POD_NAME" "POD_NAMESPACE") -}}
+{{- fail (printf "extraEnv %s is set by the chart from the downward API (mode sharded takes the shard index from POD_NAME)" .name) -}}
+{{- end -}}
+{{- if and .value (regexMatch "(?i)(key|token|secret|password)" (toString .name)) -}}
+{{- fail (printf "extraEnv %s looks like a credential in plain text: take it from a Secret (valueFrom.secretKeyRef, or envFrom secretRef)" .name) -}}
+{{- end -}}
+{{- end -}}
+{{- if not .Values.envFrom -}}
+{{- range $needed -}}
+{{- if not (has . $names) -}}
+{{- fail (printf "config names the environment variable %s but nothing sets it: add extraEnv [{name: %s, valueFrom: {secretKeyRef: {name: <Secret>, key: <key>}}}] or envFrom [{secretRef: {name: <Secret>}}]" . .) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* extraArgs: not the flags the chart sets from values. */}}
+{{- define "llm-stream-exporter.validateArgs" -}}
 {{- range .Values.extraArgs -}}
 {{- if regexMatch "^--(config|config\\.file|web\\.config\\.file|web\\.listen-address|web\\.external-url|web\\.route-prefix|web\\.telemetry-path|log\\.level|log\\.format|dry-run)(=|$)" (toString .) -}}
-{{- fail (printf "extraArgs: %s is set by the chart; use the values instead (port, log, web.*, webConfig)" (toString .)) -}}
+{{- fail (printf "extraArgs: %s is set by the chart; use the values instead (service.port, log, web.*, webConfig)" (toString .)) -}}
+{{- end -}}
+{{- if regexMatch "^--shard\\.(index|count)(=|$)" (toString .) -}}
+{{- fail (printf "extraArgs: %s is set by the chart: use mode: sharded with replicas: N" (toString .)) -}}
 {{- end -}}
 {{- if and (regexMatch "^--web\\.enable-lifecycle(=|$)" (toString .)) ($.Values.web | default dict).enableLifecycle -}}
 {{- fail "extraArgs: --web.enable-lifecycle twice: web.enableLifecycle already passes it" -}}
-{{- end -}}
-{{- end -}}
-{{- range .Values.env -}}
-{{- if and .valueFrom .valueFrom.secretKeyRef -}}
-{{- fail (printf "env %s: secrets are mounted as files (`secrets`), not passed as environment variables" .name) -}}
-{{- end -}}
-{{- if and .value (regexMatch "(?i)(key|token|secret|password)" .name) -}}
-{{- fail (printf "env %s looks like a credential: mount it from a Secret as a file (`secrets`)" .name) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
@@ -260,12 +331,17 @@ and a listen address that disagrees with .Values.port.
     {{- if and $web.telemetryPath (ne $web.telemetryPath "/metrics") }}
     - {{ printf "--web.telemetry-path=%s" $web.telemetryPath | quote }}
     {{- end }}
+    {{- if eq (toString .Values.mode) "sharded" }}
+    {{- /* each replica probes the targets whose name hashes to its ordinal (POD_NAME's -N) */}}
+    - --shard.index=auto
+    - --shard.count={{ include "llm-stream-exporter.shardCount" . }}
+    {{- end }}
     {{- range .Values.extraArgs }}
     - {{ . | quote }}
     {{- end }}
   ports:
-    - name: lse-metrics
-      containerPort: {{ .Values.port }}
+    - name: http-metrics
+      containerPort: {{ include "llm-stream-exporter.port" . }}
       protocol: TCP
   env:
     - name: NODE_NAME
@@ -280,31 +356,35 @@ and a listen address that disagrees with .Values.port.
       valueFrom:
         fieldRef:
           fieldPath: metadata.namespace
-    {{- with .Values.env }}
+    {{- with concat (.Values.env | default list) (.Values.extraEnv | default list) }}
     {{- toYaml . | nindent 4 }}
     {{- end }}
+  {{- with .Values.envFrom }}
+  envFrom:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
   {{- /* basic auth or a required client certificate: the kubelet cannot authenticate */}}
   {{- $auth := include "llm-stream-exporter.webAuth" . }}
   {{- $scheme := ternary "HTTPS" "HTTP" (eq (include "llm-stream-exporter.webTLS" .) "true") }}
   livenessProbe:
     {{- if $auth }}
     tcpSocket:
-      port: lse-metrics
+      port: http-metrics
     {{- else }}
     httpGet:
       path: {{ $prefix }}{{ $paths.liveness.path }}
-      port: lse-metrics
+      port: http-metrics
       scheme: {{ $scheme }}
     {{- end }}
     {{- toYaml .Values.livenessProbe | nindent 4 }}
   readinessProbe:
     {{- if $auth }}
     tcpSocket:
-      port: lse-metrics
+      port: http-metrics
     {{- else }}
     httpGet:
       path: {{ $prefix }}{{ $paths.readiness.path }}
-      port: lse-metrics
+      port: http-metrics
       scheme: {{ $scheme }}
     {{- end }}
     {{- toYaml .Values.readinessProbe | nindent 4 }}
@@ -378,7 +458,7 @@ and a listen address that disagrees with .Values.port.
 {{- end }}
 {{- end -}}
 
-{{/* Pod template of the Deployment and the DaemonSet. */}}
+{{/* Pod template of the Deployment, the DaemonSet and the StatefulSet. */}}
 {{- define "llm-stream-exporter.podTemplate" -}}
 metadata:
   labels:
