@@ -1,0 +1,385 @@
+#!/usr/bin/env python3
+"""Checks the Debian package (docs/deploy.md, "Debian package and systemd").
+
+Builds llm-stream-exporter_<version>_amd64.deb with CPack from a build tree (or takes
+one with --deb) and fails (exit 1) when:
+- its name, Package/Version/Architecture fields or computed Depends are wrong
+  (version = project(VERSION) of CMakeLists.txt; Depends from dpkg-shlibdeps);
+- a file the package must install is missing (the stripped binary in /usr/bin, the
+  example config and /etc/default file as conffiles, the unit, the prompts, the
+  copyright, changelog, manual page);
+- its maintainer scripts, run against a folder as root (DPKG_ROOT, the real
+  deb-systemd-helper), do not enable the unit on install, enable it again on an
+  upgrade after an admin disabled it, do not mask it on removal or leave the rows
+  (/var/lib/private/llm-stream-exporter) after a purge;
+- lintian reports an error (warnings and notes are printed);
+- `systemd-analyze verify` prints anything for the unit (ExecStart rewritten to the
+  unpacked binary, the one path that differs from an installed system), a
+  hardening directive the unit must carry is missing, or
+  `systemd-analyze security --offline` rates its exposure above 2.5;
+- the shipped config fails `check-config` (as shipped, and with its commented key
+  and rows lines enabled), or /etc/default sets ARGS to anything but "";
+- the binary unpacked from the package reports another --version, or serving the
+  demo config (config/demo.yaml) against the bundled upstream with the packaged
+  prompts does not show probes of every demo target on /metrics, or a SIGHUP (the
+  unit's ExecReload) does not reload it.
+Prints the .deb's size and the time each step took.
+
+Usage: python3 tests/deploy/check_deb.py [--build-dir build] [--deb FILE]
+                                         [--out DIR] [--revision REV]
+The build tree is $BUILD_DIR or build/ (scripts/build.sh makes it). --out keeps the
+.deb there (default: a temporary folder). --revision: the revision --version must
+report (scripts/package.sh passes the tree's; default: the build tree binary's).
+"""
+import argparse
+import os
+import pathlib
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests" / "integration"))
+import harness  # noqa: E402  (upstream and exporter processes on free ports)
+
+PACKAGE = "llm-stream-exporter"
+UNIT = f"{PACKAGE}.service"
+BINARY = "usr/bin/llm_stream_exporter"
+CONFFILES = [f"/etc/default/{PACKAGE}", f"/etc/{PACKAGE}/config.yaml"]
+FILES = [BINARY, f"etc/{PACKAGE}/config.yaml", f"etc/default/{PACKAGE}",
+         f"lib/systemd/system/{UNIT}", f"usr/share/doc/{PACKAGE}/copyright",
+         f"usr/share/doc/{PACKAGE}/changelog.gz", "usr/share/man/man1/llm_stream_exporter.1.gz"] + [
+    f"usr/share/{PACKAGE}/prompts/{p}.txt" for p in ("short", "medium", "long")]
+# What issue 30 asks of the unit, directive by directive.
+UNIT_DIRECTIVES = {
+    "DynamicUser": "yes", "StateDirectory": PACKAGE, "ProtectSystem": "strict",
+    "ProtectHome": "yes", "PrivateTmp": "yes", "NoNewPrivileges": "yes",
+    "ReadWritePaths": f"/var/lib/{PACKAGE}", "CapabilityBoundingSet": "",
+    "RestrictAddressFamilies": "AF_INET AF_INET6 AF_UNIX AF_NETLINK",
+    "SystemCallFilter": "@system-service", "ExecReload": "/bin/kill -HUP $MAINPID",
+    "EnvironmentFile": f"-/etc/default/{PACKAGE}", "Restart": "on-failure",
+}
+MAX_EXPOSURE = 25  # systemd-analyze security's scale: 2.5 of 10
+TTFT = "llm_stream_time_to_first_token_seconds_count"
+GAP = "llm_stream_inter_chunk_gap_seconds_count"
+DEMO_TARGETS = ["healthy", "stalling-proxy", "pausing-model", "queued", "anthropic", "ollama"]
+
+
+class Failed(Exception):
+    pass
+
+
+def run(args, **kw):
+    kw.setdefault("capture_output", True)
+    kw.setdefault("text", True)
+    return subprocess.run([str(a) for a in args], check=False, **kw)
+
+
+def project_version():
+    m = re.search(r"project\(\s*\w+\s+VERSION\s+([0-9.]+)", (REPO / "CMakeLists.txt").read_text())
+    return m.group(1)
+
+
+def build_deb(build_dir, out):
+    config = build_dir / "CPackConfig.cmake"
+    if not config.exists():
+        raise Failed(f"{config} is missing: configure the tree first (scripts/build.sh)")
+    r = run(["cpack", "--config", config, "-G", "DEB", "-B", out])
+    if r.returncode != 0:
+        raise Failed(f"cpack failed:\n{r.stdout}{r.stderr}")
+    debs = sorted(pathlib.Path(out).glob("*.deb"))
+    if len(debs) != 1:
+        raise Failed(f"cpack made {len(debs)} .deb files in {out}: {debs}")
+    return debs[0]
+
+
+def check_control(deb, version):
+    want = f"{PACKAGE}_{version}_amd64.deb"
+    if deb.name != want:
+        raise Failed(f"package file is {deb.name}, not {want}")
+    fields = {}
+    for name in ("Package", "Version", "Architecture", "Depends", "Maintainer", "Section"):
+        fields[name] = run(["dpkg-deb", "-f", deb, name]).stdout.strip()
+    expected = {"Package": PACKAGE, "Version": version, "Architecture": "amd64"}
+    for name, value in expected.items():
+        if fields[name] != value:
+            raise Failed(f"control field {name} is {fields[name]!r}, not {value!r}")
+    # dpkg-shlibdeps computed them: the libraries the binary links, with versions.
+    for lib in ("libc6 (>=", "libssl3", "libyaml-cpp0.7", "libprometheus-cpp-core", "procps"):
+        if lib not in fields["Depends"]:
+            raise Failed(f"Depends lacks {lib}: {fields['Depends']!r}")
+    print(f"control: {fields['Package']} {fields['Version']} {fields['Architecture']}; "
+          f"Depends: {fields['Depends']}")
+
+
+def check_files(root, control):
+    for f in FILES:
+        if not (root / f).is_file():
+            raise Failed(f"the package does not install /{f}")
+    if not os.access(root / BINARY, os.X_OK):
+        raise Failed(f"/{BINARY} is not executable")
+    sections = run(["readelf", "-S", root / BINARY]).stdout
+    if ".symtab" in sections or ".debug_info" in sections:
+        raise Failed(f"/{BINARY} is not stripped")
+    conffiles = (control / "conffiles").read_text().split()
+    if sorted(conffiles) != sorted(CONFFILES):
+        raise Failed(f"conffiles lists {conffiles}, not {CONFFILES}")
+    for script, call in (("postinst", "deb-systemd-helper enable"),
+                         ("prerm", "deb-systemd-invoke stop"),
+                         ("postrm", "deb-systemd-helper purge")):
+        path = control / script
+        if not os.access(path, os.X_OK) or call not in path.read_text():
+            raise Failed(f"maintainer script {script} is missing, not executable or lacks {call!r}")
+    print(f"files: {len(FILES)} expected paths, stripped binary, conffiles {conffiles}")
+
+
+def maintainer_script(root, control, stubs, name, *args):
+    """Runs a maintainer script as dpkg would, confined to `root`: the real
+    deb-systemd-helper honours DPKG_ROOT; systemctl and deb-systemd-invoke are
+    stubs (they would act on this machine's systemd)."""
+    env = {**os.environ, "DPKG_ROOT": str(root), "DPKG_MAINTSCRIPT_PACKAGE": PACKAGE,
+           "DPKG_MAINTSCRIPT_NAME": name, "PATH": f"{stubs}:{os.environ['PATH']}"}
+    r = run(["sh", "-e", control / name, *args], env=env)
+    if r.returncode != 0:
+        raise Failed(f"{name} {' '.join(args)} exited {r.returncode}:\n{r.stdout}{r.stderr}")
+
+
+def check_maintainer_scripts(deb, work):
+    """Install, an admin's disable kept across an upgrade, remove, purge."""
+    if not shutil.which("deb-systemd-helper"):
+        raise Failed("deb-systemd-helper is missing (Debian: init-system-helpers)")
+    root, control, stubs = work / "dpkg-root", work / "dpkg-control", work / "stubs"
+    for flag, where in (("-x", root), ("-e", control)):
+        run(["dpkg-deb", flag, deb, where])
+    stubs.mkdir()
+    for stub in ("systemctl", "deb-systemd-invoke"):
+        (stubs / stub).write_text("#!/bin/sh\nexit 0\n")
+        (stubs / stub).chmod(0o755)
+    wants = root / "etc/systemd/system/multi-user.target.wants" / UNIT
+    mask = root / "etc/systemd/system" / UNIT
+    maintainer_script(root, control, stubs, "postinst", "configure")
+    if not wants.is_symlink():
+        raise Failed(f"postinst configure (fresh install) did not enable {UNIT}")
+    wants.unlink()  # systemctl disable
+    maintainer_script(root, control, stubs, "postinst", "configure", "0.0.1")
+    if wants.is_symlink():
+        raise Failed(f"postinst configure (upgrade) enabled {UNIT} again after a disable")
+    state = root / "var/lib/private" / PACKAGE  # what DynamicUser + StateDirectory made
+    state.mkdir(parents=True)
+    (state / "rows.jsonl").write_text("{}\n")
+    (root / "var/lib" / PACKAGE).symlink_to(f"private/{PACKAGE}")
+    maintainer_script(root, control, stubs, "prerm", "remove")
+    (root / "lib/systemd/system" / UNIT).unlink()  # dpkg removes the files
+    maintainer_script(root, control, stubs, "postrm", "remove")
+    if not (mask.is_symlink() and os.readlink(mask) == "/dev/null") or not state.exists():
+        raise Failed(f"postrm remove: {UNIT} not masked, or the rows were deleted")
+    maintainer_script(root, control, stubs, "postrm", "purge")
+    left = [p for p in (mask, state, root / "var/lib" / PACKAGE) if p.exists() or p.is_symlink()]
+    if left:
+        raise Failed(f"postrm purge left {left}")
+    print("maintainer scripts: install enables, an upgrade keeps a disable, remove masks "
+          "and keeps the rows, purge deletes them")
+
+
+def check_lintian(deb):
+    if not shutil.which("lintian"):
+        raise Failed("lintian is not installed (Debian: lintian; scripts/setup.sh installs it)")
+    r = run(["lintian", "--pedantic", "--display-info", deb])
+    tags = [line for line in r.stdout.splitlines() if re.match(r"^[EWIPX]: ", line)]
+    for line in tags:
+        print(f"lintian: {line}")
+    errors = [line for line in tags if line.startswith("E: ")]
+    if errors or r.returncode != 0:
+        raise Failed(f"lintian: {len(errors)} error(s), exit {r.returncode}\n{r.stderr}")
+    print(f"lintian: no error ({len(tags)} warnings/notes)")
+
+
+def unit_directives(text):
+    values = {}
+    for line in text.splitlines():
+        m = re.match(r"^([A-Za-z]+)=(.*)$", line)
+        if m:
+            values.setdefault(m.group(1), []).append(m.group(2).strip())
+    return values
+
+
+def check_unit(root, work):
+    text = (root / "lib/systemd/system" / UNIT).read_text()
+    values = unit_directives(text)
+    for key, want in UNIT_DIRECTIVES.items():
+        if want not in values.get(key, []):
+            raise Failed(f"{UNIT}: no {key}={want} (has {values.get(key)})")
+    start = values["ExecStart"][0]
+    if not start.startswith(f"/{BINARY} serve ") or "$ARGS" not in start:
+        raise Failed(f"{UNIT}: ExecStart={start} does not run /{BINARY} serve ... $ARGS")
+    # The one difference from an installed system: where the binary is.
+    unit = work / UNIT
+    unit.write_text(text.replace(f"ExecStart=/{BINARY}", f"ExecStart={root / BINARY}"))
+    r = run(["systemd-analyze", "verify", unit])
+    if r.returncode != 0 or r.stdout.strip() or r.stderr.strip():
+        raise Failed(f"systemd-analyze verify {UNIT} (exit {r.returncode}):\n{r.stdout}{r.stderr}")
+    r = run(["systemd-analyze", "security", "--offline=yes", f"--threshold={MAX_EXPOSURE}", unit])
+    m = re.search(r"Overall exposure level for \S+: ([0-9.]+)", r.stdout)
+    if r.returncode != 0 or not m:
+        raise Failed(f"systemd-analyze security: exposure above {MAX_EXPOSURE / 10} "
+                     f"(exit {r.returncode}):\n{r.stdout[-3000:]}{r.stderr}")
+    print(f"unit: systemd-analyze verify clean; exposure {m.group(1)} (at most {MAX_EXPOSURE / 10})")
+
+
+def check_default(root):
+    path = root / "etc/default" / PACKAGE
+    r = run(["sh", "-c", '. "$1" && printf "%s|%s" "${ARGS-unset}" "${LLM_API_KEY-unset}"', "sh", path])
+    if r.returncode != 0 or r.stdout != "|unset":
+        raise Failed(f"/etc/default/{PACKAGE} sets ARGS|LLM_API_KEY to {r.stdout!r} "
+                     f"(want an empty ARGS, no key): {r.stderr}")
+    print(f'/etc/default/{PACKAGE}: ARGS=""')
+
+
+def shipped_config(root, work, enable=()):
+    """The package's config with its prompt paths under the unpacked root and the
+    commented lines that start with one of `enable` uncommented."""
+    text = (root / "etc" / PACKAGE / "config.yaml").read_text()
+    text = text.replace(f"/usr/share/{PACKAGE}/", f"{root}/usr/share/{PACKAGE}/")
+    for prefix in enable:
+        text, n = re.subn(rf"^(\s*)# ({re.escape(prefix)})", r"\1\2", text, flags=re.M)
+        if n != 1:
+            raise Failed(f"config.yaml: {n} commented lines start with {prefix!r}, want 1")
+    path = work / f"config-{len(enable)}.yaml"
+    path.write_text(text)
+    return path
+
+
+def check_config(root, work):
+    binary = root / BINARY
+    rows = work / "rows"
+    rows.mkdir()
+    variants = [((), {}),
+                (("auth: {bearer_token_env",), {"LLM_API_KEY": "sk-test"}),
+                (("auth: {bearer_token_env", "path: /var/lib"), {"LLM_API_KEY": "sk-test"})]
+    for enable, env in variants:
+        path = shipped_config(root, work, enable)
+        if "path: /var/lib" in enable:  # the state directory, here a folder of the test
+            path.write_text(path.read_text().replace(f"/var/lib/{PACKAGE}/", f"{rows}/"))
+        r = run([binary, "check-config", path], env={**os.environ, **env})
+        if r.returncode != 0 or "local-llm: openai-chat" not in r.stdout:
+            raise Failed(f"check-config of the shipped config with {list(enable)} enabled "
+                         f"(exit {r.returncode}):\n{r.stdout}{r.stderr}")
+        if env and "no key" in r.stdout:
+            raise Failed(f"check-config: the enabled auth line sends no key:\n{r.stdout}")
+    print(f"config: check-config passes as shipped and with its key/rows lines enabled "
+          f"({len(variants)} variants)")
+
+
+def built_revision(args):
+    """Without --revision, the packaged binary must be the build tree's."""
+    if args.deb:
+        return None
+    built = pathlib.Path(args.build_dir).resolve() / "exporter" / "llm_stream_exporter"
+    m = re.search(r"\(revision (\S+)\)", run([built, "--version"]).stdout)
+    return m.group(1) if m else None
+
+
+def check_version(root, revision):
+    out = run([root / BINARY, "--version"]).stdout.strip()
+    m = re.fullmatch(r"llm_stream_exporter (\S+) \(revision (\S+)\)", out)
+    if not m or m.group(1) != project_version() or (revision and m.group(2) != revision):
+        raise Failed(f"--version says {out!r}; want version {project_version()}"
+                     + (f", revision {revision}" if revision else ""))
+    print(f"version: {out}")
+
+
+def demo_config(root, upstream, interval):
+    text = (REPO / "config" / "demo.yaml").read_text()
+    prompts = root / "usr/share" / PACKAGE / "prompts"
+    text = (text.replace("UPSTREAM_URL", upstream.base)
+            .replace("file: prompts/", f"file: {prompts}/")
+            .replace('listen: "127.0.0.1:9687"', 'listen: "127.0.0.1:0"')
+            .replace("interval: 5s", f"interval: {interval}"))
+    if str(prompts) not in text or "127.0.0.1:0" not in text:
+        raise Failed("config/demo.yaml changed shape: cannot point it at the unpacked prompts")
+    return text
+
+
+def check_serve(root, work):
+    """The unpacked binary serves the demo config; every demo target gets probes."""
+    harness.BIN = str(root / BINARY)
+    with harness.Upstream(str(work)) as upstream, \
+            harness.Exporter(str(work), demo_config(root, upstream, "2s")) as exporter:
+        started = time.monotonic()
+        for target in DEMO_TARGETS:  # a measured probe (after the demo's warmup one)
+            harness.wait_for(lambda t=target: (exporter.value(TTFT, target=t) or 0) >= 1, 40,
+                             what=f"a measured probe of {target}")
+        counts = {t: exporter.value(TTFT, target=t) for t in DEMO_TARGETS}
+        # healthy streams 40 chunks: 39 gaps per measured probe.
+        probes = exporter.value(TTFT, target="healthy")
+        gaps = exporter.value(GAP, target="healthy")
+        if gaps < 39 * probes:
+            raise Failed(f"healthy: {gaps} gaps for {probes} probes of 40 chunks")
+        waited = time.monotonic() - started
+        before = exporter.value("llm_stream_exporter_config_reloads_total", result="success") or 0
+        os.kill(exporter.proc.p.pid, signal.SIGHUP)  # what ExecReload sends
+        harness.wait_for(lambda: (exporter.value("llm_stream_exporter_config_reloads_total",
+                                                 result="success") or 0) == before + 1,
+                         10, what="a reload after SIGHUP")
+    if exporter.rc != 0:
+        raise Failed(f"the exporter exited with {exporter.rc} on SIGTERM")
+    shown = ", ".join(f"{t}={int(v)}" for t, v in counts.items())
+    print(f"serve: measured probes of all {len(DEMO_TARGETS)} demo targets within {waited:.1f} s "
+          f"({shown}; healthy: {int(gaps)} gaps); SIGHUP reloaded; SIGTERM exit 0")
+
+
+def timed(name, fn, *args):
+    started = time.monotonic()
+    result = fn(*args)
+    print(f"  ({name}: {time.monotonic() - started:.1f} s)")
+    return result
+
+
+def check(args, work):
+    version = project_version()
+    if args.deb:
+        deb = pathlib.Path(args.deb).resolve()
+    else:
+        out = pathlib.Path(args.out).resolve() if args.out else work / "out"
+        deb = timed("cpack", build_deb, pathlib.Path(args.build_dir).resolve(), out)
+    print(f"package: {deb} ({deb.stat().st_size} bytes, {deb.stat().st_size / 1e6:.2f} MB)")
+    root, control = work / "root", work / "control"
+    for flag, where in (("-x", root), ("-e", control)):
+        r = run(["dpkg-deb", flag, deb, where])
+        if r.returncode != 0:
+            raise Failed(f"dpkg-deb {flag} failed: {r.stderr}")
+    check_control(deb, version)
+    check_files(root, control)
+    check_maintainer_scripts(deb, work)
+    timed("lintian", check_lintian, deb)
+    timed("unit", check_unit, root, work)
+    check_default(root)
+    check_config(root, work)
+    check_version(root, args.revision or built_revision(args))
+    timed("serve", check_serve, root, work)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build-dir", default=os.environ.get("BUILD_DIR") or str(REPO / "build"))
+    ap.add_argument("--deb", help="check this .deb instead of building one")
+    ap.add_argument("--out", help="folder for the .deb (default: a temporary one)")
+    ap.add_argument("--revision", help="the revision --version must report")
+    args = ap.parse_args()
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="lse-deb-") as tmp:
+        try:
+            check(args, pathlib.Path(tmp))
+        except (Failed, AssertionError) as e:
+            print(f"check_deb: FAILED: {e}", file=sys.stderr)
+            return 1
+    print(f"check_deb: ok ({time.monotonic() - started:.1f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
