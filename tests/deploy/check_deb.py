@@ -7,7 +7,8 @@ one with --deb) and fails (exit 1) when:
   (version = project(VERSION) of CMakeLists.txt; Depends from dpkg-shlibdeps);
 - a file the package must install is missing (the stripped binary in /usr/bin, the
   example config and /etc/default file as conffiles, the unit, the prompts, the
-  copyright, changelog, manual page);
+  copyright, changelog, manual page), or the copyright file is not machine-readable
+  Apache-2.0;
 - its maintainer scripts, run against a folder as root (DPKG_ROOT, the real
   deb-systemd-helper), do not enable the unit on install, enable it again on an
   upgrade after an admin disabled it, do not mask it on removal or leave the rows
@@ -63,6 +64,7 @@ UNIT_DIRECTIVES = {
     "SystemCallFilter": "@system-service", "ExecReload": "/bin/kill -HUP $MAINPID",
     "EnvironmentFile": f"-/etc/default/{PACKAGE}", "Restart": "on-failure",
 }
+DEP5 = "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/"
 MAX_EXPOSURE = 25  # systemd-analyze security's scale: 2.5 of 10
 TTFT = "llm_stream_time_to_first_token_seconds_count"
 GAP = "llm_stream_inter_chunk_gap_seconds_count"
@@ -125,7 +127,8 @@ def check_files(root, control):
     sections = run(["readelf", "-S", root / BINARY]).stdout
     if ".symtab" in sections or ".debug_info" in sections:
         raise Failed(f"/{BINARY} is not stripped")
-    conffiles = (control / "conffiles").read_text().split()
+    listed = control / "conffiles"
+    conffiles = listed.read_text().split() if listed.exists() else []
     if sorted(conffiles) != sorted(CONFFILES):
         raise Failed(f"conffiles lists {conffiles}, not {CONFFILES}")
     for script, call in (("postinst", "deb-systemd-helper enable"),
@@ -134,7 +137,23 @@ def check_files(root, control):
         path = control / script
         if not os.access(path, os.X_OK) or call not in path.read_text():
             raise Failed(f"maintainer script {script} is missing, not executable or lacks {call!r}")
-    print(f"files: {len(FILES)} expected paths, stripped binary, conffiles {conffiles}")
+    check_copyright(root / "usr/share/doc" / PACKAGE / "copyright")
+    print(f"files: {len(FILES)} expected paths, stripped binary, conffiles {conffiles}, "
+          "machine-readable copyright")
+
+
+def check_copyright(path):
+    """Machine-readable (DEP-5): fields or continuation lines, Apache-2.0 throughout."""
+    text = path.read_text()
+    if not text.startswith(DEP5):
+        raise Failed(f"{path.name} does not start with Format: {DEP5}")
+    for n, line in enumerate(text.splitlines(), 1):
+        if line and not line.startswith(" ") and not re.match(r"^[A-Za-z-]+:( |$)", line):
+            raise Failed(f"{path.name}:{n}: neither a field nor a continuation line: {line!r}")
+    licenses = set(re.findall(r"^License: (\S+)", text, re.M))
+    if licenses != {"Apache-2.0"} or "/usr/share/common-licenses/Apache-2.0" not in text:
+        raise Failed(f"{path.name}: licenses {licenses}, want Apache-2.0 (with the "
+                     "/usr/share/common-licenses pointer)")
 
 
 def maintainer_script(root, control, stubs, name, *args):
