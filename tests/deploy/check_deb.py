@@ -59,7 +59,7 @@ FILES = [BINARY, f"etc/{PACKAGE}/config.yaml", f"etc/default/{PACKAGE}",
 UNIT_DIRECTIVES = {
     "DynamicUser": "yes", "StateDirectory": PACKAGE, "ProtectSystem": "strict",
     "ProtectHome": "yes", "PrivateTmp": "yes", "NoNewPrivileges": "yes",
-    "ReadWritePaths": f"/var/lib/{PACKAGE}", "CapabilityBoundingSet": "",
+    "ReadWritePaths": f"-/var/lib/{PACKAGE}", "CapabilityBoundingSet": "",
     "RestrictAddressFamilies": "AF_INET AF_INET6 AF_UNIX AF_NETLINK",
     "SystemCallFilter": "@system-service", "ExecReload": "/bin/kill -HUP $MAINPID",
     "EnvironmentFile": f"-/etc/default/{PACKAGE}", "Restart": "on-failure",
