@@ -9,10 +9,12 @@ one with --deb) and fails (exit 1) when:
   example config and /etc/default file as conffiles, the unit, the prompts, the
   copyright, changelog, manual page), or the copyright file is not machine-readable
   Apache-2.0;
-- its maintainer scripts, run against a folder as root (DPKG_ROOT, the real
-  deb-systemd-helper), do not enable the unit on install, enable it again on an
-  upgrade after an admin disabled it, do not mask it on removal or leave the rows
-  (/var/lib/private/llm-stream-exporter) after a purge;
+- installed, reinstalled, removed and purged by the real dpkg on a folder as root
+  (--root, maintainer scripts run with DPKG_ROOT and the real deb-systemd-helper;
+  the dependencies as this machine has them installed), the unit is not enabled on
+  install, is enabled again or an edited config lost on a reinstall after an
+  admin's edit and disable, is not masked on removal, or a purge leaves the
+  conffiles or the rows (/var/lib/private/llm-stream-exporter);
 - lintian reports an error (warnings and notes are printed);
 - `systemd-analyze verify` prints anything for the unit (ExecStart rewritten to the
   unpacked binary, the one path that differs from an installed system), a
@@ -131,12 +133,9 @@ def check_files(root, control):
     conffiles = listed.read_text().split() if listed.exists() else []
     if sorted(conffiles) != sorted(CONFFILES):
         raise Failed(f"conffiles lists {conffiles}, not {CONFFILES}")
-    for script, call in (("postinst", "deb-systemd-helper enable"),
-                         ("prerm", "deb-systemd-invoke stop"),
-                         ("postrm", "deb-systemd-helper purge")):
-        path = control / script
-        if not os.access(path, os.X_OK) or call not in path.read_text():
-            raise Failed(f"maintainer script {script} is missing, not executable or lacks {call!r}")
+    for script in ("postinst", "prerm", "postrm"):  # what they do: check_lifecycle
+        if not os.access(control / script, os.X_OK):
+            raise Failed(f"maintainer script {script} is missing or not executable")
     check_copyright(root / "usr/share/doc" / PACKAGE / "copyright")
     print(f"files: {len(FILES)} expected paths, stripped binary, conffiles {conffiles}, "
           "machine-readable copyright")
@@ -156,52 +155,85 @@ def check_copyright(path):
                      "/usr/share/common-licenses pointer)")
 
 
-def maintainer_script(root, control, stubs, name, *args):
-    """Runs a maintainer script as dpkg would, confined to `root`: the real
-    deb-systemd-helper honours DPKG_ROOT; systemctl and deb-systemd-invoke are
-    stubs (they would act on this machine's systemd)."""
-    env = {**os.environ, "DPKG_ROOT": str(root), "DPKG_MAINTSCRIPT_PACKAGE": PACKAGE,
-           "DPKG_MAINTSCRIPT_NAME": name, "PATH": f"{stubs}:{os.environ['PATH']}"}
-    r = run(["sh", "-e", control / name, *args], env=env)
+def installed_dependencies(deb, status):
+    """Writes the stanzas of this machine's dpkg status that satisfy the package's
+    Depends into `status`, so that dpkg configures it as on a real system."""
+    depends = run(["dpkg-deb", "-f", deb, "Depends"]).stdout
+    names = {d.strip().split()[0] for d in depends.split(",") if d.strip()}
+    stanzas = pathlib.Path("/var/lib/dpkg/status").read_text().split("\n\n")
+    found, got = [], set()
+    for stanza in stanzas:
+        if not re.search(r"^Status: install ok installed$", stanza, re.M):
+            continue
+        package = re.search(r"^Package: (\S+)$", stanza, re.M)
+        provides = re.search(r"^Provides: (.*)$", stanza, re.M)
+        offers = {package.group(1) if package else ""} | {
+            p.strip().split()[0] for p in (provides.group(1).split(",") if provides else [])}
+        if offers & names:
+            found.append(stanza)
+            got |= offers & names
+    if got != names:
+        raise Failed(f"Depends names packages this machine lacks: {sorted(names - got)}")
+    status.write_text("\n\n".join(found) + "\n\n")
+
+
+def dpkg(root, stubs, *args):
+    """The real dpkg on a folder as root; maintainer scripts run here with
+    DPKG_ROOT (the real deb-systemd-helper honours it); systemctl and
+    deb-systemd-invoke are stubs, as they would act on this machine's systemd."""
+    env = {**os.environ, "PATH": f"{stubs}:{os.environ['PATH']}"}
+    r = run(["dpkg", f"--root={root}", "--force-script-chrootless", "--force-not-root",
+             "--log=/dev/null", *args], env=env)
     if r.returncode != 0:
-        raise Failed(f"{name} {' '.join(args)} exited {r.returncode}:\n{r.stdout}{r.stderr}")
+        raise Failed(f"dpkg {' '.join(args)} exited {r.returncode}:\n{r.stdout}{r.stderr}")
 
 
-def check_maintainer_scripts(deb, work):
-    """Install, an admin's disable kept across an upgrade, remove, purge."""
-    if not shutil.which("deb-systemd-helper"):
-        raise Failed("deb-systemd-helper is missing (Debian: init-system-helpers)")
-    root, control, stubs = work / "dpkg-root", work / "dpkg-control", work / "stubs"
-    for flag, where in (("-x", root), ("-e", control)):
-        run(["dpkg-deb", flag, deb, where])
+def dpkg_root(deb, work):
+    root, stubs = work / "dpkg-root", work / "stubs"
+    for d in ("var/lib/dpkg/info", "var/lib/dpkg/updates"):
+        (root / d).mkdir(parents=True)
+    (root / "var/lib/dpkg/available").touch()
+    installed_dependencies(deb, root / "var/lib/dpkg/status")
     stubs.mkdir()
     for stub in ("systemctl", "deb-systemd-invoke"):
         (stubs / stub).write_text("#!/bin/sh\nexit 0\n")
         (stubs / stub).chmod(0o755)
+    return root, stubs
+
+
+def check_lifecycle(deb, work):
+    """Install, an admin's edit and disable kept across a reinstall, remove, purge."""
+    if not shutil.which("deb-systemd-helper"):
+        raise Failed("deb-systemd-helper is missing (Debian: init-system-helpers)")
+    root, stubs = dpkg_root(deb, work)
     wants = root / "etc/systemd/system/multi-user.target.wants" / UNIT
-    mask = root / "etc/systemd/system" / UNIT
-    maintainer_script(root, control, stubs, "postinst", "configure")
-    if not wants.is_symlink():
-        raise Failed(f"postinst configure (fresh install) did not enable {UNIT}")
-    wants.unlink()  # systemctl disable
-    maintainer_script(root, control, stubs, "postinst", "configure", "0.0.1")
-    if wants.is_symlink():
-        raise Failed(f"postinst configure (upgrade) enabled {UNIT} again after a disable")
-    state = root / "var/lib/private" / PACKAGE  # what DynamicUser + StateDirectory made
+    mask, config = root / "etc/systemd/system" / UNIT, root / "etc" / PACKAGE / "config.yaml"
+    dpkg(root, stubs, "-i", deb)
+    if not wants.is_symlink() or not (root / BINARY).exists():
+        raise Failed(f"dpkg -i: {UNIT} not enabled or /{BINARY} not installed")
+    config.write_text(config.read_text() + "# edited\n")  # the admin's edit ...
+    wants.unlink()  # ... and systemctl disable
+    dpkg(root, stubs, "-i", deb)  # postinst configure 0.1.0: an upgrade
+    if wants.is_symlink() or not config.read_text().endswith("# edited\n"):
+        raise Failed(f"reinstall: {UNIT} enabled again after a disable, or the edited config lost")
+    state = root / "var/lib/private" / PACKAGE  # what DynamicUser + StateDirectory make
     state.mkdir(parents=True)
     (state / "rows.jsonl").write_text("{}\n")
     (root / "var/lib" / PACKAGE).symlink_to(f"private/{PACKAGE}")
-    maintainer_script(root, control, stubs, "prerm", "remove")
-    (root / "lib/systemd/system" / UNIT).unlink()  # dpkg removes the files
-    maintainer_script(root, control, stubs, "postrm", "remove")
-    if not (mask.is_symlink() and os.readlink(mask) == "/dev/null") or not state.exists():
-        raise Failed(f"postrm remove: {UNIT} not masked, or the rows were deleted")
-    maintainer_script(root, control, stubs, "postrm", "purge")
-    left = [p for p in (mask, state, root / "var/lib" / PACKAGE) if p.exists() or p.is_symlink()]
+    dpkg(root, stubs, "-r", PACKAGE)
+    if not (mask.is_symlink() and os.readlink(mask) == "/dev/null"):
+        raise Failed(f"dpkg -r: {UNIT} not masked")
+    if not state.exists() or not config.exists() or (root / BINARY).exists():
+        raise Failed("dpkg -r: the rows or the config were deleted, or the binary kept")
+    dpkg(root, stubs, "-P", PACKAGE)
+    helper = root / "var/lib/systemd"  # deb-systemd-helper's record of what it did
+    left = [p for p in (mask, state, root / "var/lib" / PACKAGE, config,
+                        root / "etc/default" / PACKAGE) if p.exists() or p.is_symlink()]
+    left += [p for p in helper.rglob(f"{UNIT}*")] if helper.exists() else []
     if left:
-        raise Failed(f"postrm purge left {left}")
-    print("maintainer scripts: install enables, an upgrade keeps a disable, remove masks "
-          "and keeps the rows, purge deletes them")
+        raise Failed(f"dpkg -P left {left}")
+    print("dpkg lifecycle: -i enables, a reinstall keeps an edited config and a disable, "
+          "-r masks and keeps config and rows, -P deletes them")
 
 
 def check_lintian(deb):
@@ -373,7 +405,7 @@ def check(args, work):
             raise Failed(f"dpkg-deb {flag} failed: {r.stderr}")
     check_control(deb, version)
     check_files(root, control)
-    check_maintainer_scripts(deb, work)
+    timed("dpkg", check_lifecycle, deb, work)
     timed("lintian", check_lintian, deb)
     timed("unit", check_unit, root, work)
     check_default(root)
