@@ -21,7 +21,8 @@ one with --deb) and fails (exit 1) when:
   hardening directive the unit must carry is missing, or
   `systemd-analyze security --offline` rates its exposure above 2.5;
 - the shipped config fails `check-config` (as shipped, and with its commented key
-  and rows lines enabled), or /etc/default sets ARGS to anything but "";
+  and rows lines enabled), /etc/default sets ARGS to anything but "", or the
+  unit's ExecStart with them does not pass `serve --dry-run`;
 - the binary unpacked from the package reports another --version, or serving the
   demo config (config/demo.yaml) against the bundled upstream with the packaged
   prompts does not show probes of every demo target on /metrics, or a SIGHUP (the
@@ -325,6 +326,21 @@ def check_config(root, work):
           f"({len(variants)} variants)")
 
 
+def check_exec_start(root, work):
+    """The unit's ExecStart, $ARGS from /etc/default, parses: serve --dry-run of it
+    (the binary and the config taken from the unpacked package) exits 0."""
+    start = unit_directives((root / "lib/systemd/system" / UNIT).read_text())["ExecStart"][0]
+    config = shipped_config(root, work)
+    args = run(["sh", "-c", '. "$1" && printf "%s" "$ARGS"', "sh", root / "etc/default" / PACKAGE])
+    words = start.replace("$ARGS", args.stdout).split()
+    words = [str(root / BINARY) if w == f"/{BINARY}" else w for w in words]
+    words = [w.replace(f"/etc/{PACKAGE}/config.yaml", str(config)) for w in words]
+    r = run(words + ["--dry-run"])
+    if r.returncode != 0 or "would listen on :9687" not in r.stdout:
+        raise Failed(f"ExecStart {start} --dry-run (exit {r.returncode}):\n{r.stdout}{r.stderr}")
+    print("ExecStart: serve --dry-run of the unit's command line and the shipped config: ok")
+
+
 def built_revision(args):
     """Without --revision, the packaged binary must be the build tree's."""
     if args.deb:
@@ -410,6 +426,7 @@ def check(args, work):
     timed("unit", check_unit, root, work)
     check_default(root)
     check_config(root, work)
+    check_exec_start(root, work)
     check_version(root, args.revision or built_revision(args))
     timed("serve", check_serve, root, work)
 
