@@ -81,7 +81,11 @@ class Failed(Exception):
 def run(args, **kw):
     kw.setdefault("capture_output", True)
     kw.setdefault("text", True)
-    return subprocess.run([str(a) for a in args], check=False, **kw)
+    try:
+        return subprocess.run([str(a) for a in args], check=False, **kw)
+    except FileNotFoundError as e:
+        raise Failed(f"{args[0]} is not installed ({e}); scripts/setup.sh installs what "
+                     "this check needs (cmake, dpkg-dev, lintian, systemd, init-system-helpers)")
 
 
 def project_version():
@@ -410,6 +414,8 @@ def check(args, work):
     version = project_version()
     if args.deb:
         deb = pathlib.Path(args.deb).resolve()
+        if not deb.is_file():
+            raise Failed(f"{deb} does not exist")
     else:
         out = pathlib.Path(args.out).resolve() if args.out else work / "out"
         deb = timed("cpack", build_deb, pathlib.Path(args.build_dir).resolve(), out)
