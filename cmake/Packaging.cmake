@@ -41,7 +41,8 @@ lse_package_install(FILES ${_pkg_out}/llm_stream_exporter.1.gz DESTINATION share
 set(CPACK_PACKAGE_NAME ${LSE_PACKAGE_NAME})
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
 set(CPACK_PACKAGE_VENDOR "The llm-stream-exporter authors")
-set(CPACK_PACKAGE_CONTACT "llm-stream-exporter maintainers <maintainers@llm-stream-exporter.invalid>")
+set(CPACK_PACKAGE_CONTACT
+    "llm-stream-exporter maintainers <maintainers@llm-stream-exporter.invalid>")
 set(CPACK_PACKAGE_HOMEPAGE_URL "https://github.com/llm-stream-exporter/llm-stream-exporter")
 set(CPACK_INSTALL_CMAKE_PROJECTS
     "${CMAKE_BINARY_DIR};${PROJECT_NAME};Unspecified;/"

@@ -56,7 +56,8 @@ BINARY = "usr/bin/llm_stream_exporter"
 CONFFILES = [f"/etc/default/{PACKAGE}", f"/etc/{PACKAGE}/config.yaml"]
 FILES = [BINARY, f"etc/{PACKAGE}/config.yaml", f"etc/default/{PACKAGE}",
          f"lib/systemd/system/{UNIT}", f"usr/share/doc/{PACKAGE}/copyright",
-         f"usr/share/doc/{PACKAGE}/changelog.gz", "usr/share/man/man1/llm_stream_exporter.1.gz"] + [
+         f"usr/share/doc/{PACKAGE}/changelog.gz",
+         "usr/share/man/man1/llm_stream_exporter.1.gz"] + [
     f"usr/share/{PACKAGE}/prompts/{p}.txt" for p in ("short", "medium", "long")]
 # What issue 30 asks of the unit, directive by directive.
 UNIT_DIRECTIVES = {
@@ -283,12 +284,14 @@ def check_unit(root, work):
     if r.returncode != 0 or not m:
         raise Failed(f"systemd-analyze security: exposure above {MAX_EXPOSURE / 10} "
                      f"(exit {r.returncode}):\n{r.stdout[-3000:]}{r.stderr}")
-    print(f"unit: systemd-analyze verify clean; exposure {m.group(1)} (at most {MAX_EXPOSURE / 10})")
+    print(f"unit: systemd-analyze verify clean; exposure {m.group(1)} "
+          f"(at most {MAX_EXPOSURE / 10})")
 
 
 def check_default(root):
     path = root / "etc/default" / PACKAGE
-    r = run(["sh", "-c", '. "$1" && printf "%s|%s" "${ARGS-unset}" "${LLM_API_KEY-unset}"', "sh", path])
+    script = '. "$1" && printf "%s|%s" "${ARGS-unset}" "${LLM_API_KEY-unset}"'
+    r = run(["sh", "-c", script, "sh", path])
     if r.returncode != 0 or r.stdout != "|unset":
         raise Failed(f"/etc/default/{PACKAGE} sets ARGS|LLM_API_KEY to {r.stdout!r} "
                      f"(want an empty ARGS, no key): {r.stderr}")
