@@ -23,10 +23,12 @@ one with --deb) and fails (exit 1) when:
 - the shipped config fails `check-config` (as shipped, and with its commented key
   and rows lines enabled), /etc/default sets ARGS to anything but "", or the
   unit's ExecStart with them does not pass `serve --dry-run`;
-- the binary unpacked from the package reports another --version, or serving the
-  demo config (config/demo.yaml) against the bundled upstream with the packaged
-  prompts does not show probes of every demo target on /metrics, or a SIGHUP (the
-  unit's ExecReload) does not reload it.
+- the binary unpacked from the package reports another --version, or, run under the
+  unit's seccomp filters (unit_sandbox.py: SystemCallFilter, MemoryDenyWriteExecute,
+  RestrictAddressFamilies), serving the demo config (config/demo.yaml) against the
+  bundled upstream with the packaged prompts does not show measured probes of every
+  demo target on /metrics, a SIGHUP (the unit's ExecReload) does not reload it, or
+  its log shows a refused call.
 Prints the .deb's size and the time each step took.
 
 Usage: python3 tests/deploy/check_deb.py [--build-dir build] [--deb FILE]
@@ -68,6 +70,8 @@ UNIT_DIRECTIVES = {
     "SystemCallFilter": "@system-service", "ExecReload": "/bin/kill -HUP $MAINPID",
     "EnvironmentFile": f"-/etc/default/{PACKAGE}", "Restart": "on-failure",
 }
+SANDBOX = REPO / "tests" / "deploy" / "unit_sandbox.py"
+DEBIAN_PYTHON = "/usr/bin/python3"  # the one python3-seccomp installs for
 DEP5 = "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/"
 MAX_EXPOSURE = 25  # systemd-analyze security's scale: 2.5 of 10
 TTFT = "llm_stream_time_to_first_token_seconds_count"
@@ -378,9 +382,23 @@ def demo_config(root, upstream, interval):
     return text
 
 
+def sandboxed_binary(root, work):
+    """A wrapper that runs the unpacked binary under the unit's seccomp filters
+    (unit_sandbox.py, with Debian's Python and its libseccomp binding)."""
+    r = run([DEBIAN_PYTHON, "-c", "import seccomp"])
+    if r.returncode != 0:
+        raise Failed(f"{DEBIAN_PYTHON} cannot import seccomp (Debian: python3-seccomp): {r.stderr}")
+    wrapper = work / "sandboxed-exporter"
+    wrapper.write_text(f'#!/bin/sh\nexec {DEBIAN_PYTHON} {SANDBOX} '
+                       f'{root / "lib/systemd/system" / UNIT} -- {root / BINARY} "$@"\n')
+    wrapper.chmod(0o755)
+    return wrapper
+
+
 def check_serve(root, work):
-    """The unpacked binary serves the demo config; every demo target gets probes."""
-    harness.BIN = str(root / BINARY)
+    """The unpacked binary, under the unit's seccomp filters, serves the demo config;
+    every demo target gets measured probes; SIGHUP reloads."""
+    harness.BIN = str(sandboxed_binary(root, work))
     with harness.Upstream(str(work)) as upstream, \
             harness.Exporter(str(work), demo_config(root, upstream, "2s")) as exporter:
         started = time.monotonic()
@@ -401,8 +419,13 @@ def check_serve(root, work):
                          10, what="a reload after SIGHUP")
     if exporter.rc != 0:
         raise Failed(f"the exporter exited with {exporter.rc} on SIGTERM")
+    refused = [line for line in exporter.proc.output().splitlines()
+               if "not permitted" in line or "not supported" in line]
+    if refused:
+        raise Failed("the exporter met a syscall the unit refuses:\n" + "\n".join(refused[:10]))
     shown = ", ".join(f"{t}={int(v)}" for t, v in counts.items())
-    print(f"serve: measured probes of all {len(DEMO_TARGETS)} demo targets within {waited:.1f} s "
+    print(f"serve (under the unit's seccomp filters): measured probes of all "
+          f"{len(DEMO_TARGETS)} demo targets within {waited:.1f} s "
           f"({shown}; healthy: {int(gaps)} gaps); SIGHUP reloaded; SIGTERM exit 0")
 
 
