@@ -29,7 +29,11 @@ macro(lse_package_install)
   install(${ARGN} COMPONENT package EXCLUDE_FROM_ALL)
 endmacro()
 lse_package_install(FILES ${_pkg}/config.yaml DESTINATION /etc/${LSE_PACKAGE_NAME})
-lse_package_install(FILES ${_pkg}/default DESTINATION /etc/default RENAME ${LSE_PACKAGE_NAME})
+# Root only: it may hold API keys (packaging/lintian-overrides says why).
+lse_package_install(FILES ${_pkg}/default DESTINATION /etc/default RENAME ${LSE_PACKAGE_NAME}
+                    PERMISSIONS OWNER_READ OWNER_WRITE)
+lse_package_install(FILES ${_pkg}/lintian-overrides DESTINATION share/lintian/overrides
+                    RENAME ${LSE_PACKAGE_NAME})
 lse_package_install(FILES ${_pkg}/${LSE_PACKAGE_NAME}.service DESTINATION /lib/systemd/system)
 lse_package_install(DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}/config/prompts
                     DESTINATION share/${LSE_PACKAGE_NAME})
