@@ -11,6 +11,7 @@ BUILD_PKGS=(
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 TEST_PKGS=(
+  lintian systemd init-system-helpers python3-seccomp   # the .deb check (tests/deploy/check_deb.py)
   clang-format clang-tidy universal-ctags apache2-utils
   clang-14 libclang-rt-14-dev
   python3 python3-yaml python3-jsonschema curl procps

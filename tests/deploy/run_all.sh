@@ -20,6 +20,8 @@
 #   mutations   test_mutations.py (each check above fails on a broken input)
 #   promql-fake promql_e2e.py --fake-exporter (real Prometheus, fake exporter; the
 #               e2e against the real exporter is promql_e2e.py --exporter-url URL)
+#   deb         check_deb.py (cpack -G DEB from the build tree $BUILD_DIR or build/,
+#               lintian, systemd-analyze, the packaged binary serving the demo)
 # Exit status: non-zero when any check failed. Last line: "N passed, M failed".
 set -uo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -56,12 +58,13 @@ run_check() {
     dockerfile)  "$py" "$here/check_dockerfile.py" --install-linter ;;
     mutations)   "$py" "$here/test_mutations.py" ;;
     promql-fake) "$py" "$here/promql_e2e.py" --fake-exporter ;;
+    deb)         "$py" "$here/check_deb.py" ;;
     *) echo "unknown check: $1" >&2; return 2 ;;
   esac
 }
 
 checks=("$@")
-[ ${#checks[@]} -eq 0 ] && checks=(sync rules-check rules-test rules-lint rule-windows dashboards docs renderer chart chart-readme dockerfile mutations)
+[ ${#checks[@]} -eq 0 ] && checks=(sync rules-check rules-test rules-lint rule-windows dashboards docs renderer chart chart-readme dockerfile mutations deb)
 passed=0; failed=0; failures=()
 for c in "${checks[@]}"; do
   echo "=== $c"
