@@ -61,5 +61,5 @@ bash scripts/sanitize.sh address
 stage "ASan+UBSan"
 bash scripts/sanitize.sh thread
 stage TSan
-bash tests/fuzz/fuzz_all.sh "${FUZZ_SECONDS:-30}"
+FUZZ_JOBS="${FUZZ_JOBS:-$(nproc)}" bash tests/fuzz/fuzz_all.sh "${FUZZ_SECONDS:-30}"
 stage fuzz

@@ -14,13 +14,14 @@
 #                 and headers are unchanged), bin/<target>, and per target
 #                 <target>/corpus (the growing corpus), <target>/artifacts
 #                 (crash-/leak-/timeout-/oom- reproducers), <target>/fuzz.log.
+#   FUZZ_JOBS     how many targets fuzz side by side (default 1).
 #   CXX           compiler (default clang++-14).
 # Exits non-zero when a target does not build or finds a crash, leak,
 # timeout or out-of-memory, printing each reproducer and its replay command.
 # Prints per target the executions, the final cov/ft/corp of libFuzzer and
 # the files in its corpus directory, then a table with the build times.
-# One compiler and one fuzzer process at a time (no -jobs/-workers): the
-# machine's cores are shared. Everything runs under nice -n 19.
+# One compiler at a time and FUZZ_JOBS fuzzer processes (default 1; no
+# -jobs/-workers): the machine's cores are shared. Everything runs under nice -n 19.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -188,18 +189,16 @@ for t in "${selected[@]}"; do
 done
 [[ "${seconds}" == 0 ]] && { [[ ${#failed_builds[@]} -eq 0 ]]; exit $?; }
 
-# --- running: one target at a time ------------------------------------------
+# --- running: FUZZ_JOBS targets at a time -----------------------------------
 
-declare -A summary
-findings=()
-run_start=$(date +%s)
-for t in "${selected[@]}"; do
-  if [[ " ${failed_builds[*]} " == *" ${t} "* ]]; then
-    summary[${t}]="BUILD FAILED"
-    continue
-  fi
+# Runs one target; its summary line goes to <target>/summary and its findings
+# (reproducers and replay commands) to <target>/findings, read back below.
+run_target() {
+  local t="$1" dir seeds s args dict before after status last execs cov ft corp new_files fresh
+  local verdict a
   dir="${out}/${t}"
   mkdir -p "${dir}/corpus" "${dir}/artifacts"
+  : >"${dir}/findings"
   [[ "${t}" == sse_api_fuzz ]] && make_sse_seeds
   seeds=()
   [[ -d "${here}/corpus/${t}" ]] && seeds+=("${here}/corpus/${t}")
@@ -213,7 +212,6 @@ for t in "${selected[@]}"; do
   status=0
   nice -n 19 "${out}/bin/${t}" "${dir}/corpus" "${seeds[@]}" "${args[@]}" "${extra_args[@]}" \
     >"${dir}/fuzz.log" 2>&1 || status=$?
-  # The last status line: "#123 DONE cov: 1782 ft: 7362 corp: 1019/13Mb ..."
   last="$(grep -aE '^#[0-9]+' "${dir}/fuzz.log" | grep -a ' cov: ' | tail -n 1 || true)"
   execs="$(sed -n 's/^stat::number_of_executed_units: *//p' "${dir}/fuzz.log" | tail -n 1)"
   [[ -z "${execs}" ]] && execs="$(sed -E -n 's/^#([0-9]+).*/\1/p' <<<"${last}")"
@@ -229,14 +227,40 @@ for t in "${selected[@]}"; do
     grep -aE '^(==[0-9]+== ?ERROR|SUMMARY|invariant violated|.*runtime error|.*Assertion)' "${dir}/fuzz.log" |
       head -n 5 | sed "s/^/  ${t}: /" >&2 || true
     for a in ${fresh}; do
-      findings+=("${t}: ${dir}/artifacts/${a}")
-      findings+=("  replay: ${out}/bin/${t} ${dir}/artifacts/${a}")
+      printf '%s\n' "${t}: ${dir}/artifacts/${a}" "  replay: ${out}/bin/${t} ${dir}/artifacts/${a}" \
+        >>"${dir}/findings"
     done
-    [[ -z "${fresh}" ]] && findings+=("${t}: exit ${status}, see ${dir}/fuzz.log")
+    [[ -z "${fresh}" ]] && echo "${t}: exit ${status}, see ${dir}/fuzz.log" >>"${dir}/findings"
   fi
-  summary[${t}]="$(printf '%-9s %12s %8s %8s %14s %9s' "${verdict%% *}" "${execs:-?}" "${cov:-?}" \
-    "${ft:-?}" "${corp:-?}" "${new_files}")"
-  echo "   ${summary[${t}]}"
+  printf '%-9s %12s %8s %8s %14s %9s\n' "${verdict%% *}" "${execs:-?}" "${cov:-?}" "${ft:-?}" \
+    "${corp:-?}" "${new_files}" >"${dir}/summary"
+  echo "   ${t}: $(cat "${dir}/summary")"
+}
+
+# FUZZ_JOBS targets run side by side (default 1: the machine's cores are
+# shared; CI's last stage has both cores to itself and sets it to nproc).
+jobs_max="${FUZZ_JOBS:-1}"
+declare -A summary
+findings=()
+run_start=$(date +%s)
+for t in "${selected[@]}"; do
+  [[ " ${failed_builds[*]} " == *" ${t} "* ]] && continue
+  while [[ $(jobs -rp | wc -l) -ge ${jobs_max} ]]; do wait -n || true; done
+  run_target "${t}" &
+done
+wait || true
+for t in "${selected[@]}"; do
+  if [[ " ${failed_builds[*]} " == *" ${t} "* ]]; then
+    summary[${t}]="BUILD FAILED"
+    continue
+  fi
+  if [[ ! -s "${out}/${t}/summary" ]]; then
+    summary[${t}]="NO RESULT"
+    findings+=("${t}: the run ended without a verdict, see ${out}/${t}/fuzz.log")
+    continue
+  fi
+  summary[${t}]="$(cat "${out}/${t}/summary")"
+  while IFS= read -r line; do findings+=("${line}"); done <"${out}/${t}/findings"
 done
 total=$(($(date +%s) - run_start))
 
