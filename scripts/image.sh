@@ -138,10 +138,30 @@ Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 EOF
   test -s "$r/usr/share/keyrings/debian-archive-keyring.gpg" || die "debootstrap root has no archive keyring"
+  minimize_root "$r"
   rm -rf "$r"/var/lib/apt/lists/* "$r"/var/cache/apt/*.bin "$r"/var/cache/apt/archives/*.deb
   rm -f "$r"/var/log/*.log "$r"/var/log/apt/*
   : >"$r/etc/resolv.conf"
   echo localhost >"$r/etc/hostname"
+}
+
+# The apt and dpkg settings of Debian's official images (debuerreotype's
+# minimizing config): no package caches or translations left behind by an
+# apt-get in a RUN, no fsync per file while unpacking, no services started.
+minimize_root() { # root
+  local r=$1 clean='"rm -f /var/cache/apt/archives/*.deb /var/cache/apt/archives/partial/*.deb /var/cache/apt/*.bin || true"'
+  cat >"$r/etc/apt/apt.conf.d/docker-clean" <<EOF
+DPkg::Post-Invoke { $clean; };
+APT::Update::Post-Invoke { $clean; };
+Dir::Cache::pkgcache "";
+Dir::Cache::srcpkgcache "";
+EOF
+  echo 'Acquire::Languages "none";' >"$r/etc/apt/apt.conf.d/docker-no-languages"
+  echo 'Acquire::GzipIndexes "true";' >"$r/etc/apt/apt.conf.d/docker-gzip-indexes"
+  echo 'Apt::AutoRemove::SuggestsImportant "false";' >"$r/etc/apt/apt.conf.d/docker-autoremove-suggests"
+  echo force-unsafe-io >"$r/etc/dpkg/dpkg.cfg.d/docker-apt-speedup"
+  printf '#!/bin/sh\nexit 101\n' >"$r/usr/sbin/policy-rc.d"
+  chmod 0755 "$r/usr/sbin/policy-rc.d"
 }
 
 # debian-slim: what debuerreotype's slimify removes, and the dpkg path
@@ -410,13 +430,20 @@ print(f"image: healthy's mean TTFT {mean * 1000:.0f} ms (scripted 150 ms)")
 PY
 }
 
+stop_group() { # pgid: TERM, then wait up to 5 s for every process in it to end
+  kill -- "-$1" 2>/dev/null || return 0
+  for _ in $(seq 50); do kill -0 -- "-$1" 2>/dev/null || return 0; sleep 0.1; done
+  kill -KILL -- "-$1" 2>/dev/null || true
+}
+
 start_exporter() {
   local pid
   DOCKER_NAME=lse-image-check-$$
   setsid bash -c "$(declare -f in_image); $(declare -p ENGINE IMAGE WORK CONFIG_PATH MNT CTR DOCKER_NAME)"'
     in_image "$@"' sh "$IMAGE_USER" "${RUN_ARGS[@]}" >"$WORK/exporter.log" 2>&1 &
   pid=$!
-  CLEANUP+=("kill -- -$pid; docker rm -f $DOCKER_NAME; sleep 1")
+  CLEANUP+=("stop_group $pid")
+  [ "$ENGINE" = docker ] && CLEANUP+=("docker rm -f $DOCKER_NAME")
   for _ in $(seq 150); do
     ss -Hltn "sport = :$EXPORTER_PORT" | grep -q . && return 0
     kill -0 "$pid" 2>/dev/null || die "the exporter exited: $(tail -n 20 "$WORK/exporter.log")"
