@@ -255,8 +255,13 @@ build_image() {
   if [ "$ENGINE" = docker ]; then
     docker build "${args[@]}"
   else
+    local before id
+    before=$(b images -q --filter dangling=true)
     b bud --isolation chroot --pull=never --layers=false "${args[@]}"
-    b rmi --prune >/dev/null 2>&1 || true  # the previous build's untagged image
+    # Untagged by this build (the previous image, the build stage): removed.
+    for id in $(b images -q --filter dangling=true); do
+      grep -qx "$id" <<<"$before" || b rmi "$id" >/dev/null 2>&1 || true
+    done
   fi
   BUILD_SECONDS=$((SECONDS - t0))
   say "built $IMAGE in ${BUILD_SECONDS} s"
@@ -281,7 +286,7 @@ image_config() { # one field of the image's config (User, Labels, ...) as JSON
 main() {
   if [ "$(id -u)" -ne 0 ] && [ "${IMAGE_ENGINE:-}" != docker ] && command -v sudo >/dev/null &&
      ! (command -v docker >/dev/null && timeout 20 docker info >/dev/null 2>&1); then
-    exec sudo -E bash "$0" "$@"  # buildah's chroot isolation and debootstrap need root
+    exec sudo -E bash "$ROOT/scripts/image.sh" "$@"  # buildah's chroot isolation and debootstrap need root
   fi
   detect_engine
   if [ "$MODE" != check ]; then
