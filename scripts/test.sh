@@ -22,8 +22,9 @@ stage "build and quick lint"
 # The main ctest mostly waits (on upstream schedules, timeouts, a real
 # Prometheus), so what only needs CPU runs beside it at idle priority
 # (SCHED_IDLE: it gets a core only when no test wants one): clang-tidy, the
-# container image, the ASan and TSan trees, the fuzz targets. Its output goes to a log shown when
-# a step fails; the later stages only run tests against what it built.
+# container image, the ASan and TSan trees, the fuzz targets. Its output goes
+# to a log shown when a step fails; the later stages only run tests against
+# what it built.
 LSE_QUICK="${LSE_QUICK:-}"
 bg_log="$(mktemp /tmp/lse-ci-background.XXXXXX)"  # removed on exit; shown on failure
 bg_pid=
