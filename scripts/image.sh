@@ -345,7 +345,7 @@ if bad:
 shown = [f"{k[25:]}={v}" for k, v in sorted(labels.items())
          if k.startswith("org.opencontainers.image.") and not k.endswith("description")]
 print("image: labels: " + ", ".join(shown))
-' "$VERSION" "$REVISION" "$LICENSE_ID" || die "labels"
+' "$VERSION" "$REVISION" "$LICENSE_ID" || die "labels (built from another revision? bash scripts/image.sh build)"
 }
 
 # The image's USER (numeric, non-root) and its ENTRYPOINT + CMD (into RUN_ARGS).
