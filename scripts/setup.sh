@@ -18,6 +18,7 @@ TEST_PKGS=(
   nginx-light prometheus prometheus-alertmanager haproxy squid logrotate iproute2
   golang-go golang-github-masterminds-sprig-dev golang-gopkg-yaml.v2-dev
   chromium
+  buildah debootstrap
 )
 
 # Profiles: build (compile only), demo (compile + run the demo), all (default: tests too).

@@ -3,7 +3,8 @@
 # integration with the scripted upstream, a real nginx and a real Prometheus,
 # deploy checks), then the hardening stages: the unit and integration tests
 # again under ASan+UBSan and the multi-threaded ones under TSan
-# (scripts/sanitize.sh), and every libFuzzer target for FUZZ_SECONDS each
+# (scripts/sanitize.sh), the container image built from the Dockerfile and
+# run (scripts/image.sh), and every libFuzzer target for FUZZ_SECONDS each
 # (tests/fuzz/fuzz_all.sh). LSE_QUICK=1 stops after the first ctest (and
 # clang-tidy). Prints when each stage is done.
 set -euo pipefail
@@ -21,8 +22,9 @@ stage "build and quick lint"
 # The main ctest mostly waits (on upstream schedules, timeouts, a real
 # Prometheus), so what only needs CPU runs beside it at idle priority
 # (SCHED_IDLE: it gets a core only when no test wants one): clang-tidy, the
-# ASan and TSan trees, the fuzz targets. Its output goes to a log shown when
-# a step fails; the later stages only run tests against what it built.
+# container image, the ASan and TSan trees, the fuzz targets. Its output goes
+# to a log shown when a step fails; the later stages only run tests against
+# what it built.
 LSE_QUICK="${LSE_QUICK:-}"
 bg_log="$(mktemp /tmp/lse-ci-background.XXXXXX)"  # removed on exit; shown on failure
 bg_pid=
@@ -35,6 +37,7 @@ idle() { if chrt -i 0 true 2>/dev/null; then chrt -i 0 nice -n 19 "$@"; else nic
 background() {
   idle bash scripts/lint.sh tidy
   [ -n "$LSE_QUICK" ] && return 0
+  idle bash scripts/image.sh build
   idle bash scripts/sanitize.sh address build
   idle bash scripts/sanitize.sh thread build
   idle bash tests/fuzz/fuzz_all.sh 0
@@ -49,14 +52,18 @@ stage ctest
 bg_status=0
 wait "$bg_pid" || bg_status=$?
 bg_pid=
-grep -E '^(lint:|sanitize .*: built|  built in)' "$bg_log" || true
+grep -E '^(lint:|sanitize .*: built|  built in|image: (built|bases made|skipped))' "$bg_log" || true
 if [ "$bg_status" -ne 0 ]; then
-  echo "test.sh: the background job (clang-tidy, sanitizer and fuzz builds) failed:" >&2
+  echo "test.sh: the background job (clang-tidy, image, sanitizer and fuzz builds) failed:" >&2
   tail -n 200 "$bg_log" >&2
   exit 1
 fi
 stage "background builds and clang-tidy"
 [ -n "$LSE_QUICK" ] && exit 0
+# The image the background job built, run as its user with a read-only root
+# against the scripted upstream (in the foreground: it times probes).
+bash scripts/image.sh check
+stage "image check"
 bash scripts/sanitize.sh address
 stage "ASan+UBSan"
 bash scripts/sanitize.sh thread

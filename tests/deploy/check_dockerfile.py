@@ -18,7 +18,14 @@ Policy checks (documented, each a failure):
       lists removed in the final stage; no sudo; no curl|sh;
   P8  nothing in the final stage needs a writable root filesystem (no VOLUME, no
       chown/chmod of paths at run time) and .dockerignore keeps the sources
-      the build needs.
+      the build needs;
+  P9  the final stage labels the image with the OCI annotations title,
+      description, version, revision, created, source and licenses; version,
+      revision and created come from build ARGs of that stage (scripts/image.sh
+      passes them); licenses is Apache-2.0, the LICENSE at the repository root,
+      which the image carries (COPY LICENSE);
+  P10 the build stage passes its ARG REVISION to CMake (-DLSE_REVISION), so
+      --version reports the revision the labels name (the context has no .git).
 Lint: dockerfile-utils (npm, pinned in tests/deploy/dockerlint, installed by
 install_dockerlint.sh); any diagnostic fails.
 Staging (S), when a built binary exists ($BUILD_DIR/exporter/llm_stream_exporter
@@ -86,6 +93,47 @@ def ci_scripts(repo):
         for m in re.finditer(r"(?:bash|sh|\./|\")\s*\"?(scripts/[\w.-]+\.sh)", p.read_text()):
             todo.append(repo / m.group(1))
     return {str(p.relative_to(repo)) for p in seen}
+
+
+OCI_LABELS = ("title", "description", "version", "revision", "created", "source", "licenses")
+LICENSE_ID = "Apache-2.0"
+
+
+def stage_args(stage):
+    return {a.partition("=")[0].strip() for _, op, a in stage["ins"] if op == "ARG"}
+
+
+def check_labels(stages, repo, err):
+    """P9 (OCI labels, license) and P10 (the revision reaches CMake)."""
+    if len(stages) < 2:
+        return
+    final, build = stages[-1], stages[0]
+    labels = {}
+    for _, op, a in final["ins"]:
+        if op == "LABEL":
+            for word in shlex.split(a):
+                k, _, v = word.partition("=")
+                labels[k] = v
+    for key in OCI_LABELS:
+        if not labels.get("org.opencontainers.image." + key):
+            err(f"P9 the final stage has no LABEL org.opencontainers.image.{key}")
+    for key, arg in (("version", "VERSION"), ("revision", "REVISION"), ("created", "CREATED")):
+        v = labels.get("org.opencontainers.image." + key, "")
+        if v and not re.fullmatch(r"\$\{?" + arg + r"\}?", v):
+            err(f"P9 LABEL org.opencontainers.image.{key}={v}: want ${{{arg}}} (a build arg)")
+        if arg not in stage_args(final):
+            err(f"P9 the final stage declares no ARG {arg}")
+    lic = labels.get("org.opencontainers.image.licenses")
+    if lic and lic != LICENSE_ID:
+        err(f"P9 LABEL org.opencontainers.image.licenses={lic}: want {LICENSE_ID}")
+    license_file = repo / "LICENSE"
+    if not license_file.exists() or "Apache License" not in license_file.read_text()[:200]:
+        err("P9 LICENSE at the repository root is missing or not the Apache License 2.0 text")
+    if not any(op == "COPY" and a.split()[0] == "LICENSE" for _, op, a in final["ins"]):
+        err("P9 the final stage does not COPY LICENSE into the image")
+    runs = " ".join(a for _, op, a in build["ins"] if op == "RUN")
+    if "REVISION" not in stage_args(build) or not re.search(r"-DLSE_REVISION=\$\{?REVISION\}?", runs):
+        err("P10 the build stage does not pass its ARG REVISION to CMake as -DLSE_REVISION=${REVISION}")
 
 
 def main():
@@ -234,7 +282,9 @@ def main():
                    for p in pats if not p.startswith("!")):
                 err(f"P8 .dockerignore excludes {needed}, which the build needs")
 
-    n_policy = 8
+    check_labels(stages, repo, err)
+
+    n_policy = 10
     # Staging simulation: this machine is the build stage's Debian release, so the
     # build stage's last RUN (binary, prompts, ldd -> dpkg -S package list) can run
     # here against a built binary; every package it lists must exist in the archive.

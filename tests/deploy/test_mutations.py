@@ -821,6 +821,21 @@ class DockerfileMutations(unittest.TestCase):
     def test_add_url(self):
         self.check("COPY . .", "ADD https://example.org/src.tar.gz /src/", r"P6 .*ADD")
 
+    def test_license_label(self):
+        self.check('org.opencontainers.image.licenses="Apache-2.0"', 'org.opencontainers.image.licenses="MIT"',
+                   r"P9 LABEL org.opencontainers.image.licenses=MIT: want Apache-2.0")
+
+    def test_revision_label_not_a_build_arg(self):
+        self.check('org.opencontainers.image.revision="${REVISION}"', 'org.opencontainers.image.revision="main"',
+                   r"P9 LABEL org.opencontainers.image.revision=main: want \$\{REVISION\}")
+
+    def test_source_label_missing(self):
+        self.check('org.opencontainers.image.source=', 'org.opencontainers.image.sources=',
+                   r"P9 the final stage has no LABEL org.opencontainers.image.source\n")
+
+    def test_revision_not_passed_to_cmake(self):
+        self.check('"-DLSE_REVISION=${REVISION}"', "", r"P10 the build stage does not pass its ARG REVISION")
+
     def test_linter_reports(self):
         if not shutil.which("npm"):
             self.skipTest("npm not installed")
