@@ -5,7 +5,7 @@ reload recomputes the split for the new config; --shard.index=auto reads the
 ordinal of POD_NAME; a shard without targets serves its gauges; bad flags
 exit 2 naming what was read."""
 import os
-import re
+import signal
 import subprocess
 import unittest
 
@@ -65,6 +65,12 @@ class Sharding(unittest.TestCase):
         self.assertEqual(set().union(*shares), set(names))
         self.assertEqual(sum(len(s) for s in shares), len(names), 'a target in two shards')
 
+    def assert_requested_once(self, up, names):
+        # The upstream logs a response when it has ended, maybe after the row.
+        models = lambda: sorted(r['model'] for r in up.requests())  # noqa: E731
+        wait_for(lambda: len(models()) >= len(names), 10, what=f'{len(names)} requests')
+        self.assertEqual(models(), sorted(names))
+
     def test_two_replicas_split_the_targets_and_follow_a_reload(self):
         # Both shards hold targets of either config (else the test proves little).
         for names in (NAMES, NAMES + MORE):
@@ -75,16 +81,18 @@ class Sharding(unittest.TestCase):
                     Exporter(tmp, text, shard_args(1, 2), name='shard1') as ex1:
                 self.assert_split(up, [ex0, ex1], NAMES)
                 # The upstream saw every target once: none dropped, none doubled.
-                models = sorted(r['model'] for r in up.requests())
-                self.assertEqual(models, sorted(NAMES))
+                self.assert_requested_once(up, NAMES)
 
-                for ex in (ex0, ex1):
-                    ex.write_config(config(up, NAMES + MORE))
-                    status, body = http_post(ex.base + '/-/reload')
-                    self.assertEqual(status, 200, body)
+                # One reloads by POST /-/reload, the other by SIGHUP.
+                ex0.write_config(config(up, NAMES + MORE))
+                status, body = http_post(ex0.base + '/-/reload')
+                self.assertEqual(status, 200, body)
+                ex1.write_config(config(up, NAMES + MORE))
+                ex1.proc.p.send_signal(signal.SIGHUP)
+                wait_for(lambda: ex1.value('llm_stream_exporter_config_reloads_total',
+                                           result='success') == 1, 10, what='reload by SIGHUP')
                 self.assert_split(up, [ex0, ex1], NAMES + MORE)
-                models = sorted(r['model'] for r in up.requests())
-                self.assertEqual(models, sorted(NAMES + MORE))
+                self.assert_requested_once(up, NAMES + MORE)
 
     def test_auto_takes_the_ordinal_of_pod_name_and_an_empty_shard_serves(self):
         with TempDir() as tmp, Upstream(tmp) as up:
