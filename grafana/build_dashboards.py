@@ -388,6 +388,7 @@ def constant_var(name, label, value, description):
 PANEL_ALERTS = {
     "Exporter scrape status": ("LLMStreamExporterDown", "LLMStreamExporterAbsent"),
     "Config reload": ("LLMStreamConfigReloadFailed",),
+    "Shards answering": ("LLMStreamShardsMissing", "LLMStreamShardingMismatch"),
     "Time to first token p50 / p95": ("LLMStreamTTFTP95High",),
     "Inter-chunk gap p95 vs alert threshold": ("LLMStreamGapP95High", "LLMStreamGapP95Critical"),
     "Stalled-probe ratio": ("LLMStreamStalling", "LLMStreamStallsFrequent"),
@@ -643,6 +644,16 @@ def overview():
         "How many selected exporters run each version (revision). After a rollout there should be "
         "one version; several for long means a rollout is stuck.",
         targets((f'count by (version, revision) (llm_stream_exporter_build_info{{{SCOPE}}})', "{{version}} ({{revision}})")),
+        text_mode="value_and_name"), 4, 4, no_value=NO_EXPORTER)
+    lay.add(stat(
+        "Shards answering",
+        "Sharded replicas (--shard.count, docs/deploy.md \"Scaling out: sharding\"): how many "
+        "distinct shard indexes answer, of the shard count the replicas export; one exporter "
+        "shows 1 of 1. Fewer answering than the count: the missing shards' targets are probed by "
+        "no one (LLMStreamShardsMissing). Replicas exporting different counts split the targets "
+        "two ways (LLMStreamShardingMismatch); owner: whoever runs the exporter's deployment.",
+        targets((f'count(count_values("shard", llm_stream_shard_index{{{SCOPE}}}))', "answering"),
+                (f'max(llm_stream_shard_count{{{SCOPE}}})', "of count")),
         text_mode="value_and_name"), 4, 4, no_value=NO_EXPORTER)
     lay.add(info_table("Targets", TARGETS_DESCRIPTION + " Click a target to open its drill-down.",
                        TARGETS_EXPR, TARGET_COLUMNS, links=DRILL_CELL_LINK), 24, 6, id_last=True)

@@ -4,12 +4,14 @@
 #include <fmt/format.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <iostream>
 
 #include "api/adapter.hpp"
 #include "config/built_in_prompts.hpp"
 #include "config/config.hpp"
 #include "net/url.hpp"
+#include "shard/shard.hpp"
 
 namespace lse::cli {
 namespace {
@@ -22,6 +24,20 @@ std::string count_of(std::size_t n, std::string_view one, std::string_view many)
   return fmt::format("{} {}", n, n == 1 ? one : many);
 }
 
+// "shard 0: 3 targets, 1,234 series" per shard: what each replica of a
+// sharded deployment runs (series as metrics.max_series counts them there).
+void print_shards(const config::Config& cfg, std::uint64_t count, std::ostream& out) {
+  for (std::uint64_t k = 0; k < count; ++k) {
+    config::Config share = cfg;
+    std::erase_if(share.targets, [&](const config::Target& t) {
+      return !shard::owns({k, count}, t.name);
+    });
+    out << fmt::format("shard {} of {}: {}, {} series\n", k, count,
+                       count_of(share.targets.size(), "target", "targets"),
+                       config::with_thousands(config::series_count(share).at_most));
+  }
+}
+
 }  // namespace
 
 void add_check_config_options(CLI::App& check_config, CheckConfigOptions& o) {
@@ -30,6 +46,11 @@ void add_check_config_options(CLI::App& check_config, CheckConfigOptions& o) {
                         "validate without the secrets present: auth env variables and secret "
                         "files (and TLS client cert/key, the rows path) are listed as not "
                         "checked");
+  check_config
+      .add_option("--shard.count", o.shard_count,
+                  "show each target's shard among this many (serve --shard.count) and "
+                  "each shard's targets and series")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 32));
 }
 
 std::string describe_target(const config::Target& t) {
@@ -83,7 +104,14 @@ int check_config_command(const CheckConfigOptions& o, std::ostream& out, std::os
           << "\n";
     }
     out << summary_line(o.path, cfg) << "\n";
-    for (const auto& t : cfg.targets) out << "  " << describe_target(t) << "\n";
+    for (const auto& t : cfg.targets) {
+      out << "  " << describe_target(t);
+      if (o.shard_count > 0)
+        out << fmt::format(" (shard {} of {})", shard::shard_of(t.name, o.shard_count),
+                           o.shard_count);
+      out << "\n";
+    }
+    if (o.shard_count > 0) print_shards(cfg, o.shard_count, out);
     for (const auto& [name, p] : cfg.prompts) out << "  " << describe_prompt(p) << "\n";
     for (const auto& n : cfg.findings.not_checked) {
       out << config::Diagnostic{n.file, n.line, n.column, "not checked: " + n.message}

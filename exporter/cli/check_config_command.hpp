@@ -7,8 +7,11 @@
 // exporter running beside the check) is a warning, any other problem an error.
 // After the targets, one line per prompt says where its text came from (built
 // in, a file, the config itself).
+// With --shard.count N each target's line ends with its shard, and a line per
+// shard says how many targets and series that replica would have.
 #pragma once
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <iosfwd>
 #include <string>
 
@@ -21,9 +24,14 @@ struct CheckConfigOptions {
   // --no-env-check: validate without the secrets present (CI); the secret
   // env variables and files are listed as "not checked" instead of read.
   bool no_env_check = false;
+  // --shard.count N: each target's shard among N (serve --shard.count N) and
+  // each shard's targets and series, to see a split before rolling it out.
+  // 0: not asked.
+  std::uint64_t shard_count = 0;
 };
 
-// Adds the FILE argument and --no-env-check to the `check-config` subcommand.
+// Adds the FILE argument, --no-env-check and --shard.count to the
+// `check-config` subcommand.
 void add_check_config_options(CLI::App& check_config, CheckConfigOptions& options);
 
 // Exit codes: 0 valid (warnings and not-checked lines may still be printed);

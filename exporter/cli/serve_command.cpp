@@ -4,10 +4,14 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
+#include <array>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <exception>
 #include <functional>
 #include <iostream>
@@ -36,6 +40,8 @@ namespace asio = boost::asio;
 constexpr int kExitOk = 0;
 constexpr int kExitFailure = 1;
 constexpr int kExitConfig = 2;
+// Far more replicas than anyone runs; refuses -1 read as 2^64-1.
+constexpr std::uint64_t kMaxShards = std::uint64_t{1} << 32;
 
 // --probe.wakeup-window: a duration, or a bare 0 (off).
 std::optional<std::chrono::nanoseconds> wakeup_window(const std::string& text) {
@@ -79,6 +85,14 @@ void add_serve_flags(CLI::App& to, ServeOptions& o) {
             return {};
           },
           "DURATION"));
+  to.add_option("--shard.index", o.shard_index,
+                "this replica's shard, from 0, or auto: the trailing -<ordinal> of env POD_NAME "
+                "(else of the host name), as a StatefulSet names its pods (default 0)");
+  to.add_option("--shard.count", o.shard_count,
+                "split the config's targets into this many shards; a replica probes and exposes "
+                "the targets whose name's FNV-1a 64 hash mod the count is its index (default 1: "
+                "all)")
+      ->check(CLI::Range(std::uint64_t{0}, kMaxShards));
   to.add_flag("--dry-run", o.dry_run,
               "check the flags, the config (secrets not read) and the web config, print what "
               "would serve, and exit (0 ok, 2 invalid) without listening or probing");
@@ -130,6 +144,13 @@ bool http_options(const ServeOptions& o, service::HttpOptions& out, std::ostream
   return true;
 }
 
+// "shard 1 of 2 probes: a, b" (or "no target of the config").
+std::string shard_line(const shard::Shard& shard, const config::Config& share) {
+  std::string names;
+  for (const auto& t : share.targets) names += (names.empty() ? "" : ", ") + t.name;
+  return shard::describe(shard) + " probes " + (names.empty() ? "no target of the config" : names);
+}
+
 std::unique_ptr<service::Service> set_up(const std::string& config_path, service::HttpOptions http,
                                          service::ProbeOptions probe) {
   try {
@@ -179,6 +200,8 @@ int serve_dry_run(const ServeOptions& o, std::ostream& out, std::ostream& err) {
   load.check_listen = false;  // the exporter may be running on it already
   load.read_secrets = false;
   try {
+    const shard::Shard shard = shard_of_flags(o);
+    load.keep_target = shard::target_filter(shard);
     const auto cfg = config::load_file(o.config_file, load);
     for (const auto& w : cfg.findings.warnings)
       err << config::Diagnostic{w.file, w.line, w.column, "warning: " + w.message}.where_and_what()
@@ -186,8 +209,9 @@ int serve_dry_run(const ServeOptions& o, std::ostream& out, std::ostream& err) {
     const std::string listen = checked_listen_address(o.listen_address, cfg);
     const std::string web = describe_web_config(o.web_config_file);
     const std::string& prefix = http.routing.route_prefix;
-    out << summary_line(o.config_file, cfg) << "\n"
-        << fmt::format("dry run: would listen on {} ({}); metrics at {}{}; POST {}/-/reload {}\n",
+    out << summary_line(o.config_file, cfg) << "\n";
+    if (shard.count > 1) out << "dry run: " << shard_line(shard, cfg) << "\n";
+    out << fmt::format("dry run: would listen on {} ({}); metrics at {}{}; POST {}/-/reload {}\n",
                        listen, web, prefix, http.routing.telemetry_path, prefix,
                        o.enable_lifecycle ? "enabled" : "disabled (403)")
         << fmt::format(
@@ -206,10 +230,21 @@ int serve_dry_run(const ServeOptions& o, std::ostream& out, std::ostream& err) {
   return kExitConfig;
 }
 
+shard::Shard shard_of_flags(const ServeOptions& options) {
+  shard::PodName names;
+  if (const char* pod = std::getenv("POD_NAME")) names.pod_name_env = pod;
+  if (options.shard_index == "auto") {
+    std::array<char, 256> host{};
+    if (::gethostname(host.data(), host.size() - 1) == 0) names.host_name = host.data();
+  }
+  return shard::from_flags(options.shard_index, options.shard_count, names);
+}
+
 service::ProbeOptions probe_options(const ServeOptions& options) {
   service::ProbeOptions p;
   p.threads = options.probe_threads;
   p.wakeup.window = wakeup_window(options.wakeup_window).value_or(std::chrono::nanoseconds(0));
+  p.shard = shard_of_flags(options);
   return p;
 }
 
@@ -217,7 +252,14 @@ int serve_command(const ServeOptions& options) {
   if (options.dry_run) return serve_dry_run(options, std::cout, std::cerr);
   service::HttpOptions http;
   if (!http_options(options, http, std::cerr)) return kExitConfig;
-  auto svc = set_up(options.config_file, std::move(http), probe_options(options));
+  service::ProbeOptions probe;
+  try {
+    probe = probe_options(options);
+  } catch (const std::invalid_argument& e) {
+    std::cerr << e.what() << "\n";
+    return kExitConfig;
+  }
+  auto svc = set_up(options.config_file, std::move(http), probe);
   if (!svc) return kExitConfig;
   const auto cfg = svc->config();
   try {

@@ -5,6 +5,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -74,6 +75,11 @@ struct LoadOptions {
   // that can be created; never a FIFO, device or directory), without
   // writing or blocking. For check-config, `serve`'s start and reloads.
   bool check_rows_path = false;
+  // The targets this process runs (`serve --shard.*`, shard/shard.hpp):
+  // every target is validated, then those it rejects are left out of the
+  // Config before its series are counted against metrics.max_series, which
+  // so bounds what one replica exposes. Empty: every target.
+  std::function<bool(std::string_view target)> keep_target;
 };
 
 struct Timeouts {

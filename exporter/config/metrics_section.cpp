@@ -157,10 +157,12 @@ void check_max_series(const Reader& r, const Fields& top, const Config& config,
   const std::uint64_t implied = series_count(config).at_most;
   const std::uint64_t limit = config.metrics.max_series;
   if (implied <= limit) return;
+  // A shard (LoadOptions::keep_target) is held to the limit by its own share.
   const std::string message = fmt::format(
-      "the config implies {} series, above metrics.max_series {}{}; set metrics.per_prompt: "
+      "{} {} series, above metrics.max_series {}{}; set metrics.per_prompt: "
       "false or metrics.phases: sum_count, use fewer buckets, prompts or targets, or raise "
       "metrics.max_series",
+      r.options().keep_target ? "this shard's targets imply" : "the config implies",
       with_thousands(implied), with_thousands(limit), ctx.max_series_item ? "" : " (the default)");
   if (ctx.max_series_item) r.fail(*ctx.max_series_item, message);
   const Fields::Entry* targets = entry_of(top, "targets");

@@ -313,6 +313,8 @@ Config parse_document(Reader& r, const std::string& yaml_text) {
     r.attempt(
         [&] { config.targets = detail::parse_targets(r, top.require("targets"), defaults, ctx); });
   }
+  if (const auto& keep = r.options().keep_target; keep && r.error_count() == 0)
+    std::erase_if(config.targets, [&](const Target& t) { return !keep(t.name); });
   // Counted on a config without errors only: a half-read one would be miscounted.
   if (r.error_count() == 0) r.attempt([&] { detail::check_max_series(r, top, config, ctx); });
   return config;

@@ -60,6 +60,8 @@ enum class F : std::size_t {
   reloads,
   row_write_errors,
   build_info,
+  shard_index,
+  shard_count,
 };
 
 enum class Type { histogram, counter, gauge };
@@ -281,6 +283,15 @@ inline constexpr FamilySpec kFamilies[] = {
      "Exporter version and revision; the value is always 1.",
      Scope::exporter,
      {"version", "revision"}},
+    {F::shard_index, Type::gauge, "llm_stream_shard_index",
+     "Which shard of the config's targets this exporter probes and exposes (--shard.index, from "
+     "0): the targets whose FNV-1a 64 name hash mod llm_stream_shard_count is this; 0 when not "
+     "sharded.",
+     Scope::exporter},
+    {F::shard_count, Type::gauge, "llm_stream_shard_count",
+     "How many shards the config's targets are split into (--shard.count); 1 when not sharded. "
+     "Replicas of one job that disagree drop or double targets (LLMStreamShardingMismatch).",
+     Scope::exporter},
 };
 
 constexpr const FamilySpec& spec_of(F f) { return kFamilies[static_cast<std::size_t>(f)]; }
@@ -301,7 +312,7 @@ constexpr bool histograms_first() {
 }
 }  // namespace detail
 static_assert(detail::rows_in_id_order(), "kFamilies rows must follow the order of F");
-static_assert(std::size(kFamilies) == static_cast<std::size_t>(F::build_info) + 1);
+static_assert(std::size(kFamilies) == static_cast<std::size_t>(F::shard_count) + 1);
 static_assert(detail::histograms_first(), "the histogram rows come first");
 
 // Label names a target's `labels:` may not use, sorted: every label a family

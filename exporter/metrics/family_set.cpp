@@ -34,6 +34,8 @@ ExporterSeries::ExporterSeries(const FamilySet& families, const BuildInfo& build
   families.gauge(F::build_info)
       .Add({{"version", build.version}, {"revision", build.revision}})
       .Set(1);
+  families.gauge(F::shard_index).Add({}).Set(static_cast<double>(build.shard_index));
+  families.gauge(F::shard_count).Add({}).Set(static_cast<double>(build.shard_count));
 }
 
 }  // namespace lse::metrics

@@ -2,6 +2,7 @@
 // record() is called from probe threads, render() from the server thread,
 // apply_config() from the reload path.
 #pragma once
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -23,9 +24,15 @@ struct SeriesKey {
   std::string prompt;
 };
 
+// What the exporter's own series say about the process, fixed for its
+// life: its build (llm_stream_exporter_build_info) and the shard of the
+// config's targets it runs (llm_stream_shard_index and _count, from
+// --shard.index and --shard.count; 0 and 1 when not sharded).
 struct BuildInfo {
   std::string version;
   std::string revision;
+  std::uint64_t shard_index = 0;
+  std::uint64_t shard_count = 1;
 };
 
 // Where the process_* metrics come from at scrape time; tests pass a fixed

@@ -5,6 +5,21 @@
 
 namespace lse::schedule {
 
+namespace {
+
+// MurmurHash3's 64-bit finaliser: every bit of the input moves every bit of
+// the output.
+std::uint64_t mix(std::uint64_t h) {
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ull;
+  h ^= h >> 33;
+  return h;
+}
+
+}  // namespace
+
 std::size_t lane_of(std::string_view target, std::size_t lanes) {
   if (lanes <= 1) return 0;
   std::uint64_t h = 14695981039346656037ull;
@@ -12,7 +27,10 @@ std::size_t lane_of(std::string_view target, std::size_t lanes) {
     h ^= static_cast<unsigned char>(c);
     h *= 1099511628211ull;
   }
-  return static_cast<std::size_t>(h % lanes);
+  // A shard holds the names whose bare FNV-1a is its index mod the shard
+  // count (shard/shard.hpp); taken mod the lanes as well, it would put a
+  // shard's targets on few lanes (2 shards, 2 lanes: all on one).
+  return static_cast<std::size_t>(mix(h) % lanes);
 }
 
 std::size_t auto_lanes(std::size_t targets, std::size_t cores) {

@@ -9,8 +9,9 @@
 
 namespace lse::schedule {
 
-// The lane of `target` among `lanes` (FNV-1a of the name: the same in every
-// run, so logs and figures from two runs bind targets alike).
+// The lane of `target` among `lanes` (FNV-1a of the name, mixed so that it
+// does not follow the shard: the same in every run, so logs and figures
+// from two runs bind targets alike).
 std::size_t lane_of(std::string_view target, std::size_t lanes);
 
 // Lanes for `targets` targets on `cores` cores when the operator did not

@@ -142,17 +142,37 @@ server::Limits limits_of(const config::Web& web) {
 }
 
 // At start and on every reload the rows path must take rows (a FIFO or a
-// read-only file is a config error at rows.path, never a hang or a lost row).
-config::LoadOptions load_options() {
+// read-only file is a config error at rows.path, never a hang or a lost row),
+// and the running config holds only the shard's targets.
+config::LoadOptions load_options(const shard::Shard& shard) {
   config::LoadOptions load;
   load.check_rows_path = true;
+  load.keep_target = shard::target_filter(shard);
   return load;
+}
+
+// The build and shard the exporter's own series report.
+metrics::BuildInfo exporter_info(const Identity& identity, const shard::Shard& shard) {
+  metrics::BuildInfo info = identity.build;
+  info.shard_index = shard.index;
+  info.shard_count = shard.count;
+  return info;
+}
+
+// A shard may hold no target of a config (fewer targets than shards, or a
+// hash that leaves it none): it serves its own series and says so once,
+// and again only after a reload that gave it targets.
+void log_empty_share(const shard::Shard& shard, const config::Config& cfg, bool was_empty) {
+  if (shard.count <= 1 || !cfg.targets.empty() || was_empty) return;
+  log::info("no target of the config is in this shard; serving the exporter's own series",
+            {{"shard_index", shard.index}, {"shard_count", shard.count}});
 }
 
 }  // namespace
 
 struct Service::Impl {
   const std::string config_path;
+  const shard::Shard shard;
   mutable std::mutex snapshot_mutex;  // guards `current` only
   std::shared_ptr<const config::Config> current;
   std::mutex reload_mutex;  // one transaction at a time
@@ -189,8 +209,9 @@ struct Service::Impl {
   Impl(std::string path, std::shared_ptr<const config::Config> initial, const Identity& identity,
        std::uint64_t seed, HttpOptions http_options, ProbeOptions probe_options)
       : config_path(std::move(path)),
+        shard(probe_options.shard),
         current(std::move(initial)),
-        metrics(identity.build),
+        metrics(exporter_info(identity, shard)),
         rows(current->rows.ring, current->rows),
         listen_from_flag(!http_options.listen_address.empty()),
         listen_address(listen_from_flag ? http_options.listen_address : current->listen) {
@@ -201,6 +222,11 @@ struct Service::Impl {
         server::ServerOptions{std::move(http_options.routing),
                               std::move(http_options.web_config_file), limits_of(current->web)});
     log_config_warnings(*current);
+    if (shard.count > 1)
+      log::info("sharded", {{"shard_index", shard.index},
+                            {"shard_count", shard.count},
+                            {"targets", current->targets.size()}});
+    log_empty_share(shard, *current, false);
     ignored_proxy_variables = log_ignored_proxy_variables(*current, {});
     rows.on_write_error([this](const std::string& message) { write_errors(message); });
     metrics.apply_config(*current);
@@ -316,9 +342,10 @@ struct Service::Impl {
 
   ReloadResult reload(const std::string& path) {
     std::lock_guard one_at_a_time(reload_mutex);
+    const bool was_empty = snapshot()->targets.empty();
     std::shared_ptr<const config::Config> next;
     try {
-      next = std::make_shared<const config::Config>(config::load_file(path, load_options()));
+      next = std::make_shared<const config::Config>(config::load_file(path, load_options(shard)));
       switch_parts(*snapshot(), *next);
     } catch (const std::exception& e) {
       return refuse(e.what());
@@ -330,6 +357,7 @@ struct Service::Impl {
     metrics.set_reload_result(true, wall_clock::unix_now());
     metrics.count_reload(true);
     log::info("config reloaded", {{"targets", next->targets.size()}});
+    log_empty_share(shard, *next, was_empty);
     log_config_warnings(*next);
     ignored_proxy_variables = log_ignored_proxy_variables(*next, ignored_proxy_variables);
     return {true, "config reloaded"};
@@ -442,8 +470,8 @@ struct Service::Impl {
 
 Service::Service(std::string config_path, const Identity& identity, std::uint64_t seed,
                  HttpOptions http, ProbeOptions probe) {
-  auto initial =
-      std::make_shared<const config::Config>(config::load_file(config_path, load_options()));
+  auto initial = std::make_shared<const config::Config>(
+      config::load_file(config_path, load_options(probe.shard)));
   impl_ = std::make_unique<Impl>(std::move(config_path), std::move(initial), identity, seed,
                                  std::move(http), probe);
 }

@@ -17,6 +17,7 @@
 #include "probe/probe_loop.hpp"
 #include "report/row_store.hpp"
 #include "server/server.hpp"
+#include "shard/shard.hpp"
 
 namespace lse::service {
 
@@ -46,6 +47,11 @@ struct ProbeOptions {
   std::size_t threads = 0;
   // How a busy probe thread coalesces its wake-ups (--probe.wakeup-window).
   probe::WakeupSettings wakeup;
+  // The share of the config's targets this process runs (--shard.index,
+  // --shard.count): at start and on every reload the running config holds
+  // only these, so only they are probed, exposed and shown. Fixed for the
+  // process; llm_stream_shard_index and _count say it.
+  shard::Shard shard;
 };
 
 class Service {

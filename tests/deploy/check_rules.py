@@ -17,7 +17,9 @@ Fails (exit 1) when:
   topology labels namespace, cluster, node, location (a `by` list lacks one, a
   `without` list names one, or there is no grouping at all), or an alert's
   description does not name the node and location ($labels.node/.location;
-  an absent() alert at least the words);
+  an absent() alert or a sharding alert at least the words); the sharding
+  alerts (on llm_stream_shard_*) instead aggregate by (namespace, cluster,
+  job) and so across the nodes and locations of one job's replicas;
 - a probe alert (group *.probes) uses a window other than the quantile window
   [10m] (histogram_quantile of the per-gap and TTFT histograms) or the ratio
   window [15m] (the rest, and quantiles of the one-per-probe histograms
@@ -46,6 +48,8 @@ CANONICAL = re.compile(r"histogram_quantile\(0\.95, sum by \(([^)]*)\) "
                        r"\(rate\(llm_stream_inter_chunk_gap_seconds_bucket\[10m\]\)\)\)")
 AGGREGATIONS = r"sum|min|max|avg|count|group|stddev|stdvar|topk|bottomk|quantile|count_values"
 DEFAULT_JOB = 'job=~"llm-stream-exporter"'
+# the replica's --shard.index/--shard.count: compared across nodes and locations
+SHARD_METRICS = {"llm_stream_shard_index", "llm_stream_shard_count"}
 # alerts that must be shown firing for one node of two in rules_test.yaml
 NODE_TESTS = ("LLMStreamGapP95High", "LLMStreamProbesFailing")
 REQUIRED_ALERTS = {
@@ -61,6 +65,7 @@ REQUIRED_ALERTS = {
     "LLMStreamExporterAbsent": "critical",
     "LLMStreamExporterDown": "critical",
     "LLMStreamConfigReloadFailed": None,
+    "LLMStreamShardingMismatch": "warning",
 }
 
 
@@ -89,6 +94,14 @@ def aggregations(expr):
 
 def topology_errors(name, expr):
     errs = []
+    if SHARD_METRICS & lib.metric_names(expr):
+        # The replicas of one sharded job run on several nodes and locations:
+        # the sharding alerts compare them within namespace and cluster.
+        for op, kind, labels in aggregations(expr):
+            if kind != "by" or not {"namespace", "cluster", "job"} <= labels or (TOPOLOGY - {"namespace", "cluster"}) & labels:
+                errs.append(f"{name}: `{op}` of the shard gauges must be `by (namespace, cluster, job)`, "
+                            f"across nodes and locations")
+        return errs
     for op, kind, labels in aggregations(expr):
         if kind == "by" and not TOPOLOGY <= labels:
             errs.append(f"{name}: `{op} by ({', '.join(sorted(labels))})` drops the topology labels "
@@ -184,7 +197,7 @@ def main():
             if not r.get("for"):
                 err(f"{name}: no `for` (alerts should not fire on one evaluation)")
             desc = ann.get("description", "")
-            if "absent(" in expr:
+            if "absent(" in expr or SHARD_METRICS & lib.metric_names(expr):
                 if not ("node" in desc and "location" in desc):
                     err(f"{name}: description does not mention node and location")
             elif not ("$labels.node" in desc and "$labels.location" in desc):
@@ -197,7 +210,8 @@ def main():
                         err(f"{name}: window [{window}] of {metric} is not the "
                             f"{'quantile' if want == '10m' else 'ratio'} window [{want}] of the default "
                             f"interval (docs/runbook.md#alert-windows)")
-            elif re.search(r"\bup\b", expr) and DEFAULT_JOB not in expr:
+            elif (re.search(r"\bup\b", expr) or SHARD_METRICS & lib.metric_names(expr)) \
+                    and DEFAULT_JOB not in expr:
                 err(f"{name}: does not select the exporter's job with {DEFAULT_JOB} (the chart fills it in)")
             m = re.search(r">\s*([-+0-9.eE]+)\s*$", expr.strip())
             if m and not re.search(rf"\|\s*`?{name}`?\s*\|[^\n]*{re.escape(m.group(1))}", runbook):

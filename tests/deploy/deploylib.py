@@ -59,6 +59,9 @@ GAUGES = {
     "llm_stream_exporter_config_last_reload_success_timestamp_seconds",
     "llm_stream_diagnosis",  # DESIGN §7 verdict
     "llm_stream_target_info",  # {target, api, model, host} = 1 (DESIGN §9)
+    # --shard.index / --shard.count of the replica (0 and 1 when not sharded)
+    "llm_stream_shard_index",
+    "llm_stream_shard_count",
 }
 DESIGN_METRICS = HISTOGRAMS | COUNTERS | GAUGES
 

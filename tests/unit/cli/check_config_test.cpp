@@ -65,18 +65,18 @@ TEST(CheckConfig, SummaryLineSaysOneTargetNotOneTargetsAndCountsEverySeries) {
   c.targets[0].prompts = {"p"};
   // One series set (284 + 6 finish reasons), 7 per target, 6 of the
   // exporter's own and 6 process_*.
-  EXPECT_EQ(summary_line("f.yaml", c), "f.yaml: ok (1 target, 1 prompt, 309 series)");
+  EXPECT_EQ(summary_line("f.yaml", c), "f.yaml: ok (1 target, 1 prompt, 311 series)");
   c.prompts["q"] = {"q", "ho", "inline"};
   c.targets.push_back(c.targets[0]);
   c.targets[1].prompts = {"p", "q"};
-  EXPECT_EQ(summary_line("f.yaml", c), "f.yaml: ok (2 targets, 2 prompts, 896 series)");
+  EXPECT_EQ(summary_line("f.yaml", c), "f.yaml: ok (2 targets, 2 prompts, 898 series)");
   // The number is config::series_count's: the metrics section moves it.
   c.metrics.per_prompt = false;
   c.metrics.phases = config::PhaseSeries::off;
   EXPECT_EQ(summary_line("f.yaml", c), fmt::format("f.yaml: ok (2 targets, 2 prompts, {} series)",
                                                    config::series_count(c).at_most));
   for (int i = 0; i < 10; ++i) c.targets.push_back(c.targets[0]);
-  EXPECT_EQ(summary_line("f.yaml", c), "f.yaml: ok (12 targets, 2 prompts, 2,352 series)");
+  EXPECT_EQ(summary_line("f.yaml", c), "f.yaml: ok (12 targets, 2 prompts, 2,354 series)");
 }
 
 TEST(CheckConfigOptions, FileAndNoEnvCheckFromTheCommandLine) {
@@ -155,7 +155,7 @@ TEST(CheckConfig, WarningsGoToStderrAndDoNotFail) {
                         0),
             0u)
       << c.err;
-  EXPECT_EQ(c.out.rfind(cfg.path() + ": ok (1 target, 1 prompt, 309 series)\n", 0), 0u) << c.out;
+  EXPECT_EQ(c.out.rfind(cfg.path() + ": ok (1 target, 1 prompt, 311 series)\n", 0), 0u) << c.out;
 }
 
 // Each prompt's line says where its text came from: the built-in set, a file
@@ -263,6 +263,50 @@ TEST(CheckConfig, ListenAddressNotOnThisHostFailsTheCheck) {
   EXPECT_EQ(c.err, cfg.path() +
                        ":1:9: listen: cannot bind 192.0.2.1:9687: Cannot assign requested "
                        "address\n1 error\n");
+}
+
+// --shard.count N: each target's line ends with its shard (FNV-1a 64 of the
+// name mod N: openai-mini 1, anthropic-haiku 0 of 2), then one line per
+// shard with its targets and series; without it, nothing of shards.
+TEST(CheckConfig, ShardCountShowsEachTargetsShardAndEachShardsSize) {
+  TempConfig cfg(
+      "listen: 127.0.0.1:0\n"
+      "prompts: {short: {text: hi}}\n"
+      "targets:\n"
+      "  - {name: openai-mini, url: 'http://127.0.0.1:1/v1', model: m, prompts: [short]}\n"
+      "  - {name: anthropic-haiku, url: 'http://127.0.0.1:1/v1', model: m, prompts: [short]}\n");
+  std::ostringstream out, err;
+  CheckConfigOptions o{cfg.path(), false};
+  o.shard_count = 2;
+  ASSERT_EQ(check_config_command(o, out, err), 0) << err.str();
+  const std::string text = out.str();
+  EXPECT_NE(text.find("openai-mini: openai-chat POST http://127.0.0.1:1/v1/chat/completions, "
+                      "model m, no key (shard 1 of 2)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("anthropic-haiku: openai-chat POST http://127.0.0.1:1/v1/chat/completions, "
+                      "model m, no key (shard 0 of 2)\n"),
+            std::string::npos)
+      << text;
+  // Each shard: one target's series plus the exporter's own, as
+  // metrics.max_series counts them in that replica (311 = 297 + 14).
+  EXPECT_NE(text.find("shard 0 of 2: 1 target, 311 series\nshard 1 of 2: 1 target, 311 series\n"),
+            std::string::npos)
+      << text;
+  const Checked plain = check(cfg.path());
+  EXPECT_EQ(plain.out.find("shard"), std::string::npos) << plain.out;
+
+  CLI::App app;
+  CheckConfigOptions parsed;
+  add_check_config_options(*app.add_subcommand("check-config"), parsed);
+  const char* argv[] = {"x", "check-config", "c.yaml", "--shard.count", "3"};
+  app.parse(5, const_cast<char**>(argv));
+  EXPECT_EQ(parsed.shard_count, 3u);
+  CLI::App zero_app;
+  CheckConfigOptions zero;
+  add_check_config_options(*zero_app.add_subcommand("check-config"), zero);
+  const char* zero_argv[] = {"x", "check-config", "c.yaml", "--shard.count", "0"};
+  EXPECT_THROW(zero_app.parse(5, const_cast<char**>(zero_argv)), CLI::ValidationError);
 }
 
 }  // namespace

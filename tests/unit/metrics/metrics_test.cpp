@@ -59,6 +59,22 @@ TEST_F(MetricsTest, BuildInfoAndReloadGauges) {
   EXPECT_EQ(e.type["llm_stream_exporter_build_info"], "gauge");
 }
 
+// Always exported: 0 of 1 when not sharded, else the flags' values; a
+// replica's gauges do not move with its config.
+TEST_F(MetricsTest, ShardGauges) {
+  auto e = scrape();
+  EXPECT_EQ(value_of(e, "llm_stream_shard_index", {}), 0.0);
+  EXPECT_EQ(value_of(e, "llm_stream_shard_count", {}), 1.0);
+  EXPECT_EQ(e.type["llm_stream_shard_index"], "gauge");
+  EXPECT_EQ(e.type["llm_stream_shard_count"], "gauge");
+  Metrics sharded{BuildInfo{"1", "r", 2, 3}, fixed_process_stats};
+  sharded.apply_config(make_config({make_target("a", "m", {"short"})}));
+  e = parse_exposition(sharded.render());
+  EXPECT_EQ(value_of(e, "llm_stream_shard_index", {}), 2.0);
+  EXPECT_EQ(value_of(e, "llm_stream_shard_count", {}), 3.0);
+  EXPECT_EQ(count_samples(e, "llm_stream_shard_index"), 1u);
+}
+
 // Both results exist at zero from the start, and only reload attempts
 // count (the startup load's set_reload_result does not).
 TEST_F(MetricsTest, ReloadsAreCountedByResult) {
@@ -705,8 +721,8 @@ TEST_F(MetricsTest, RenderOfTenTargetsByThreePromptsIsWellFormed) {
     }
   }
   // 26 + row_write_errors_total + config_reloads_total + target_info + 3 alert thresholds
-  // + 6 process_*
-  EXPECT_EQ(families.size(), 40u);
+  // + shard index and count + 6 process_*
+  EXPECT_EQ(families.size(), 42u);
   auto e = parse_exposition(text);
   EXPECT_TRUE(e.bad_lines.empty());
   EXPECT_EQ(e.samples.size(), samples);

@@ -4,11 +4,22 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 namespace lse::schedule {
 namespace {
+
+// The shard hash (shard/shard.hpp), written out: schedule does not link shard.
+std::uint64_t shard_fnv1a(const std::string& name) {
+  std::uint64_t h = 14695981039346656037ull;
+  for (const char c : name) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ull;
+  }
+  return h;
+}
 
 config::Config with_targets(std::size_t n) {
   config::Config c;
@@ -27,8 +38,10 @@ TEST(Lanes, OneLaneHoldsEverything) {
 }
 
 TEST(Lanes, ALaneDependsOnTheNameOnly) {
-  // FNV-1a: fixed values, so two runs (and two builds) bind alike.
-  EXPECT_EQ(lane_of("", 7), 14695981039346656037ull % 7);
+  // Fixed values, so two runs (and two builds) bind alike: FNV-1a of ""
+  // is its offset basis, 0xcbf29ce484222325, mixed by MurmurHash3's fmix64
+  // into 0xefd01f60ba992926 (= 17280346270528514342).
+  EXPECT_EQ(lane_of("", 7), 17280346270528514342ull % 7);
   EXPECT_EQ(lane_of("openai-mini", 4), lane_of(std::string("openai-") + "mini", 4));
   for (std::size_t lanes = 2; lanes < 9; ++lanes)
     for (int i = 0; i < 50; ++i) EXPECT_LT(lane_of("t" + std::to_string(i), lanes), lanes);
@@ -48,6 +61,26 @@ TEST(Lanes, EveryTargetIsOnExactlyOneLaneAndTheLanesAreAboutEven) {
     }
   }
   for (std::size_t i = 0; i < kTargets; ++i) EXPECT_EQ(seen[i], 1) << "target-" << i;
+}
+
+// A shard's targets share their FNV-1a mod the shard count: the lanes must
+// still split them about evenly (bare FNV-1a mod 2 put every target of
+// shard 0 of 2 on lane 0 of 2).
+TEST(Lanes, TheTargetsOfOneShardSpreadOverTheLanes) {
+  for (const std::uint64_t shards : {2ull, 4ull}) {
+    std::vector<std::string> names;
+    for (int i = 0; names.size() < 400; ++i) {
+      const std::string name = "target-" + std::to_string(i);
+      if (shard_fnv1a(name) % shards == 0) names.push_back(name);
+    }
+    for (const std::size_t lanes : {2u, 4u}) {
+      std::vector<int> per_lane(lanes, 0);
+      for (const auto& n : names) ++per_lane[lane_of(n, lanes)];
+      for (std::size_t k = 0; k < lanes; ++k)
+        EXPECT_GT(per_lane[k], 400 / static_cast<int>(lanes) * 7 / 10)
+            << shards << " shards, lane " << k << " of " << lanes;
+    }
+  }
 }
 
 TEST(Lanes, ALaneConfigKeepsEverythingButOtherLanesTargets) {
