@@ -59,7 +59,9 @@ CLI::App* add_run_command(CLI::App& app, RunOptions& o) {
   cmd->add_option("--config.file,--config", o.config_path,
                   "config file: every target × its prompts")
       ->check(CLI::ExistingFile);
-  cmd->add_option("args", o.positional, "PROMPT_FILE... [RUNS] (without --config)");
+  cmd->add_option("args", o.positional,
+                  "[PROMPT_FILE...] [RUNS] (without --config; no files: the built-in short, "
+                  "medium and long prompts)");
   o.runs_flag = cmd->add_option("--runs", o.runs, "runs per prompt per target (default 20)")
                     ->check(CLI::Range(1, 1000000));
   o.warmup_flag =

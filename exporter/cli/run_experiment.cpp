@@ -9,11 +9,17 @@
 #include <filesystem>
 
 #include "api/adapter.hpp"
+#include "config/built_in_prompts.hpp"
 #include "net/url.hpp"
 #include "util/bounded_file.hpp"
 
 namespace lse::cli {
 namespace {
+
+std::string without_trailing_newlines(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
+  return s;
+}
 
 // Bounded like the config's prompt files (util/bounded_file.hpp, the
 // default limits.prompt_file_bytes): `run /dev/zero` ends at once.
@@ -28,8 +34,7 @@ std::string read_prompt_file(const std::string& path) {
     throw UsageError(fmt::format("cannot read prompt file '{}': {}", path,
                                  by_errno ? std::strerror(file.error_number) : file.error));
   }
-  std::string s = std::move(file.content);
-  while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
+  std::string s = without_trailing_newlines(std::move(file.content));
   if (s.find_first_not_of(" \t\r\n") == std::string::npos)
     throw UsageError(fmt::format("prompt file '{}' is empty", path));
   return s;
@@ -123,15 +128,12 @@ Experiment from_environment(const RunOptions& o, const Positionals& pos) {
   if (base.empty())
     throw UsageError(
         "no --config and MC_BASE_URL is not set: give --config FILE, or set MC_BASE_URL "
-        "(and MC_MODEL, MC_API_KEY) and pass prompt files");
+        "(and MC_MODEL, MC_API_KEY); prompt files are optional");
   if (model.empty())
     throw UsageError("MC_BASE_URL is set but MC_MODEL is not: set the model name to probe");
   const auto url = net::parse_url(base);
   if (!url)
     throw UsageError(fmt::format("MC_BASE_URL is not an http(s) URL: '{}'", url_shown(base)));
-  if (pos.files.empty())
-    throw UsageError(
-        "no prompt files: run PROMPT_FILE... [RUNS] (e.g. `run prompt.txt 20`), or use --config");
   Experiment ex;
   config::Target t;  // the config defaults (config.hpp) are the defaults here too
   t.name = url->host;
@@ -141,11 +143,15 @@ Experiment from_environment(const RunOptions& o, const Positionals& pos) {
   t.auth = key_of(t.api);
   t.proxy_from_environment = true;  // HTTP(S)_PROXY / NO_PROXY, as curl and every SDK
   std::vector<config::Prompt> ps;
-  for (const auto& f : pos.files) {
-    config::Prompt p{prompt_name(f, ps), read_prompt_file(f), f};
+  for (const auto& f : pos.files) ps.push_back({prompt_name(f, ps), read_prompt_file(f), f});
+  // No prompt files: the built-in set, as a config without prompts: has.
+  if (pos.files.empty())
+    for (const auto& b : config::built_in_prompts())
+      ps.push_back({std::string(b.name), without_trailing_newlines(std::string(b.text)),
+                    std::string(config::kBuiltInPromptSource)});
+  for (const auto& p : ps) {
     t.prompts.push_back(p.name);
     ex.order.emplace_back(t.name, p.name);
-    ps.push_back(std::move(p));
   }
   ex.targets.push_back(std::move(t));
   ex.prompts.push_back(std::move(ps));

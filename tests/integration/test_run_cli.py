@@ -219,6 +219,25 @@ class BadInput(unittest.TestCase):
                              f"run: cannot read prompt file '{tmp}/nope.txt': No such file or directory")
             self.assertEqual(p.stdout, '')
 
+    def test_no_prompt_files_runs_the_built_in_set(self):
+        # Without --config and without prompt files: the three built-in prompts,
+        # their text sent byte for byte as config/prompts/*.txt holds it.
+        with TempDir() as tmp, Upstream(tmp) as up:
+            env = {'MC_BASE_URL': up.url('ttft=10,gap=5,chunks=4'), 'MC_MODEL': 'm'}
+            out = f'{tmp}/r.jsonl'
+            p = run_cli(['run', '2', '--out', out, '--warmup', '0'], env=env)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            rows = read_rows(out)
+            self.assertEqual(sorted(r['prompt'] for r in rows),
+                             ['long', 'long', 'medium', 'medium', 'short', 'short'])
+            # The upstream reports ~4 characters a token + 6 for one user message.
+            for name in ('short', 'medium', 'long'):
+                with open(os.path.join(ROOT, 'config', 'prompts', f'{name}.txt')) as f:
+                    text = f.read().rstrip('\n')
+                want = max(1, (len(text) + 3) // 4 + 6)
+                got = {r['usage']['prompt_tokens'] for r in rows if r['prompt'] == name}
+                self.assertEqual(got, {want}, name)
+
     def test_no_endpoint_and_no_config(self):
         with TempDir() as tmp:
             env = {k: '' for k in ('MC_BASE_URL', 'MC_MODEL', 'MC_API_KEY')}
