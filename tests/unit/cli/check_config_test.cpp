@@ -168,7 +168,7 @@ TEST(CheckConfig, SaysWhereEachPromptCameFrom) {
   const Checked c = check(built_in.path());
   ASSERT_EQ(c.exit_code, 0) << c.err;
   EXPECT_EQ(c.out, built_in.path() +
-                       ": ok (1 target, 3 prompts, 889 series)\n"
+                       ": ok (1 target, 3 prompts, 891 series)\n"
                        "  a: openai-chat POST http://h/chat/completions, model m, "
                        "no key\n"
                        "  prompt long: file " +
