@@ -653,7 +653,7 @@ def overview():
         "no one (LLMStreamShardsMissing). Replicas exporting different counts split the targets "
         "two ways (LLMStreamShardingMismatch); owner: whoever runs the exporter's deployment.",
         targets((f'count(count_values("shard", llm_stream_shard_index{{{SCOPE}}}))', "answering"),
-                (f'max(llm_stream_shard_count{{{SCOPE}}})', "of count")),
+                (f'max(llm_stream_shards{{{SCOPE}}})', "of count")),
         text_mode="value_and_name"), 4, 4, no_value=NO_EXPORTER)
     lay.add(info_table("Targets", TARGETS_DESCRIPTION + " Click a target to open its drill-down.",
                        TARGETS_EXPR, TARGET_COLUMNS, links=DRILL_CELL_LINK), 24, 6, id_last=True)

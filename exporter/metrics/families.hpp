@@ -285,10 +285,10 @@ inline constexpr FamilySpec kFamilies[] = {
      {"version", "revision"}},
     {F::shard_index, Type::gauge, "llm_stream_shard_index",
      "Which shard of the config's targets this exporter probes and exposes (--shard.index, from "
-     "0): the targets whose FNV-1a 64 name hash mod llm_stream_shard_count is this; 0 when not "
+     "0): the targets whose FNV-1a 64 name hash mod llm_stream_shards is this; 0 when not "
      "sharded.",
      Scope::exporter},
-    {F::shard_count, Type::gauge, "llm_stream_shard_count",
+    {F::shard_count, Type::gauge, "llm_stream_shards",
      "How many shards the config's targets are split into (--shard.count); 1 when not sharded. "
      "Replicas of one job that disagree drop or double targets (LLMStreamShardingMismatch).",
      Scope::exporter},

@@ -68,7 +68,7 @@ VARIABLE_CHAIN = [("cluster", []), ("job", ["cluster"]), ("instance", ["cluster"
 SCOPE_LABELS = ("cluster", "job", "instance")
 # Metrics without target/prompt labels (one series per exporter) and with a
 # target but no prompt label; every other metric is per probe series.
-EXPORTER_LEVEL = {"llm_stream_shard_index", "llm_stream_shard_count", "llm_stream_exporter_build_info", "llm_stream_exporter_config_last_reload_successful",
+EXPORTER_LEVEL = {"llm_stream_shard_index", "llm_stream_shards", "llm_stream_exporter_build_info", "llm_stream_exporter_config_last_reload_successful",
                   "llm_stream_exporter_config_last_reload_success_timestamp_seconds",
                   "llm_stream_row_write_errors_total",
                   "llm_stream_exporter_config_reloads_total"} | PROMETHEUS_SERIES

@@ -49,7 +49,7 @@ CANONICAL = re.compile(r"histogram_quantile\(0\.95, sum by \(([^)]*)\) "
 AGGREGATIONS = r"sum|min|max|avg|count|group|stddev|stdvar|topk|bottomk|quantile|count_values"
 DEFAULT_JOB = 'job=~"llm-stream-exporter"'
 # the replica's --shard.index/--shard.count: compared across nodes and locations
-SHARD_METRICS = {"llm_stream_shard_index", "llm_stream_shard_count"}
+SHARD_METRICS = {"llm_stream_shard_index", "llm_stream_shards"}
 # alerts that must be shown firing for one node of two in rules_test.yaml
 NODE_TESTS = ("LLMStreamGapP95High", "LLMStreamProbesFailing")
 REQUIRED_ALERTS = {

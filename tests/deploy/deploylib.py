@@ -61,7 +61,7 @@ GAUGES = {
     "llm_stream_target_info",  # {target, api, model, host} = 1 (DESIGN §9)
     # --shard.index / --shard.count of the replica (0 and 1 when not sharded)
     "llm_stream_shard_index",
-    "llm_stream_shard_count",
+    "llm_stream_shards",
 }
 DESIGN_METRICS = HISTOGRAMS | COUNTERS | GAUGES
 

@@ -1291,9 +1291,9 @@ def check_sharded_pods(f, r, exporter, force=False):
             f.check(mine == want, f"sharded pods: replica {i} exposes exactly the targets whose FNV-1a 64 hash mod 3 "
                     f"is {i} ({sorted(mine)[:6]} vs {sorted(want)[:6]})")
             idx = re.findall(r"^llm_stream_shard_index(?:\{\})? (\S+)$", text, re.M)
-            cnt = re.findall(r"^llm_stream_shard_count(?:\{\})? (\S+)$", text, re.M)
+            cnt = re.findall(r"^llm_stream_shards(?:\{\})? (\S+)$", text, re.M)
             f.check([float(x) for x in idx] == [i] and [float(x) for x in cnt] == [3], f"sharded pods: replica {i} shows llm_stream_shard_index {i}, "
-                    f"llm_stream_shard_count 3 ({idx}, {cnt})")
+                    f"llm_stream_shards 3 ({idx}, {cnt})")
             seen.append(mine)
         overlap = [n for n in names if sum(n in s for s in seen) > 1]
         f.check(not overlap, f"sharded pods: no target on two replicas ({overlap[:4]})")
@@ -1379,6 +1379,13 @@ def check_values_defaults(f, validator):
     for p in files:
         got = ((defaults.get("config", {}).get("prompts") or {}).get(p.stem) or {}).get("text")
         f.check(got == p.read_text(), f"values.yaml config.prompts.{p.stem}.text equals config/prompts/{p.name}")
+    # Every shipped alert can be tuned by prometheusRule.alerts: the schema's
+    # names are exactly the alerts of config/prometheus/*.yml.
+    schema = json.loads((CHART / "values.schema.json").read_text())
+    tunable = set(schema["properties"]["prometheusRule"]["properties"]["alerts"]["propertyNames"]["enum"])
+    shipped = {r["alert"] for g in rules_from_config() for r in g["rules"] if "alert" in r}
+    f.check(tunable == shipped, "values.schema.json prometheusRule.alerts names = the shipped alerts "
+            f"(missing {sorted(shipped - tunable)}, unknown {sorted(tunable - shipped)})")
 
 
 def main():

@@ -56,7 +56,7 @@ class Sharding(unittest.TestCase):
             self.assertEqual(metric_targets(ex), mine, f'shard {k} /metrics')
             wait_for(lambda: probed_targets(ex) == mine, 20, what=f'shard {k} probes {mine}')
             self.assertEqual(ex.value('llm_stream_shard_index'), k)
-            self.assertEqual(ex.value('llm_stream_shard_count'), len(exporters))
+            self.assertEqual(ex.value('llm_stream_shards'), len(exporters))
             status, page = http_get(ex.base + '/')
             self.assertEqual(status, 200)
             for n in names:
@@ -101,7 +101,7 @@ class Sharding(unittest.TestCase):
             args = ['--shard.index=auto', '--shard.count=2']
             with Exporter(tmp, text, args, env=env, name='auto') as ex:
                 self.assertEqual(ex.value('llm_stream_shard_index'), 1)
-                self.assertEqual(ex.value('llm_stream_shard_count'), 2)
+                self.assertEqual(ex.value('llm_stream_shards'), 2)
                 self.assertEqual(metric_targets(ex), expected(NAMES[:3], 1, 2))
             # A count with a shard that holds none of the three.
             count = 8
@@ -109,7 +109,7 @@ class Sharding(unittest.TestCase):
             with Exporter(tmp, text, shard_args(empty, count), name='empty') as ex:
                 self.assertEqual(metric_targets(ex), set())
                 self.assertEqual(ex.value('llm_stream_shard_index'), empty)
-                self.assertEqual(ex.value('llm_stream_shard_count'), count)
+                self.assertEqual(ex.value('llm_stream_shards'), count)
                 self.assertEqual(http_get(ex.base + '/-/ready')[0], 200)
                 log = ex.proc.output()
                 self.assertEqual(log.count('no target of the config is in this shard'), 1, log)

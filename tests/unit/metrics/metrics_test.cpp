@@ -64,14 +64,14 @@ TEST_F(MetricsTest, BuildInfoAndReloadGauges) {
 TEST_F(MetricsTest, ShardGauges) {
   auto e = scrape();
   EXPECT_EQ(value_of(e, "llm_stream_shard_index", {}), 0.0);
-  EXPECT_EQ(value_of(e, "llm_stream_shard_count", {}), 1.0);
+  EXPECT_EQ(value_of(e, "llm_stream_shards", {}), 1.0);
   EXPECT_EQ(e.type["llm_stream_shard_index"], "gauge");
-  EXPECT_EQ(e.type["llm_stream_shard_count"], "gauge");
+  EXPECT_EQ(e.type["llm_stream_shards"], "gauge");
   Metrics sharded{BuildInfo{"1", "r", 2, 3}, fixed_process_stats};
   sharded.apply_config(make_config({make_target("a", "m", {"short"})}));
   e = parse_exposition(sharded.render());
   EXPECT_EQ(value_of(e, "llm_stream_shard_index", {}), 2.0);
-  EXPECT_EQ(value_of(e, "llm_stream_shard_count", {}), 3.0);
+  EXPECT_EQ(value_of(e, "llm_stream_shards", {}), 3.0);
   EXPECT_EQ(count_samples(e, "llm_stream_shard_index"), 1u);
 }
 
