@@ -546,9 +546,10 @@ class DocsMutations(unittest.TestCase):
         self.assertEqual(errors, [])
         self.assertGreaterEqual(counts["configs"], 1)
 
-    def test_key_from_the_environment_is_refused_where_the_chart_takes_the_block(self):
+    def test_inline_key_is_refused_where_the_chart_takes_the_block(self):
+        # The chart takes keys from files or the environment, never written in its values.
         self.edit(self.dialects, "auth: {bearer_token_file: anthropic.key}",
-                  "auth: {bearer_token_env: ANTHROPIC_API_KEY}")
+                  "auth: {bearer_token: sk-ant-inline}")
         self.assertRegex(self.errors(), r"dialects.md: yaml block \d+ \(line \d+\): the Helm chart refuses "
                                         r"it as its config: \(config\.targets\.0\.auth: ")
 
