@@ -212,7 +212,10 @@ bool is_blank(std::string_view s) {
 }
 
 Reader::Reader(std::string file, std::string base_dir, Collected& out, LoadOptions options)
-    : file_(std::move(file)), base_dir_(std::move(base_dir)), out_(out), options_(options) {}
+    : file_(std::move(file)),
+      base_dir_(std::move(base_dir)),
+      out_(out),
+      options_(std::move(options)) {}
 
 std::string Reader::resolve(const std::string& path) const {
   std::filesystem::path p(path);
