@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "util/fnv1a.hpp"
+
 namespace lse::schedule {
 
 namespace {
@@ -22,11 +24,7 @@ std::uint64_t mix(std::uint64_t h) {
 
 std::size_t lane_of(std::string_view target, std::size_t lanes) {
   if (lanes <= 1) return 0;
-  std::uint64_t h = 14695981039346656037ull;
-  for (const char c : target) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 1099511628211ull;
-  }
+  const std::uint64_t h = util::fnv1a64(target);
   // A shard holds the names whose bare FNV-1a is its index mod the shard
   // count (shard/shard.hpp); taken mod the lanes as well, it would put a
   // shard's targets on few lanes (2 shards, 2 lanes: all on one).

@@ -7,11 +7,10 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "util/fnv1a.hpp"
+
 namespace lse::shard {
 namespace {
-
-constexpr std::uint64_t kOffsetBasis = 14695981039346656037ull;
-constexpr std::uint64_t kPrime = 1099511628211ull;
 
 std::optional<std::uint64_t> parse_number(std::string_view text) {
   std::uint64_t n = 0;
@@ -41,14 +40,7 @@ std::uint64_t auto_index(std::uint64_t count, const PodName& names) {
 
 }  // namespace
 
-std::uint64_t fnv1a64(std::string_view name) {
-  std::uint64_t h = kOffsetBasis;
-  for (const char c : name) {
-    h ^= static_cast<unsigned char>(c);
-    h *= kPrime;
-  }
-  return h;
-}
+std::uint64_t fnv1a64(std::string_view name) { return util::fnv1a64(name); }
 
 std::uint64_t shard_of(std::string_view target, std::uint64_t count) {
   return count <= 1 ? 0 : fnv1a64(target) % count;
