@@ -95,6 +95,9 @@ struct ProbeResult {
   std::int64_t prompt_tokens = -1;  // -1 = unknown
   std::int64_t completion_tokens = -1;
   std::optional<double> output_tokens_per_second;
+  // completion tokens per content chunk when usage is known: 1 when every
+  // SSE event carries one token, more when the server or a proxy batches
+  std::optional<double> tokens_per_chunk;
   std::string finish_reason;
   std::optional<ServerTimings> server;  // only dialects whose server reports it
 };
