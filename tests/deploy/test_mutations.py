@@ -201,10 +201,12 @@ class ChartReadmeMutations(unittest.TestCase):
     def setUpClass(cls):
         if not shutil.which("npm"):
             raise unittest.SkipTest("npm not installed")
-        code, out = run(["bash", str(HERE / "install_readmegen.sh")])
-        if code != 0:
-            raise unittest.SkipTest("the README generator could not be installed: " + out[-300:])
-        cls.gen = out.strip().splitlines()[-1]
+        # The path is the script's stdout; npm reports its install on stderr.
+        r = subprocess.run(["bash", str(HERE / "install_readmegen.sh")], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise unittest.SkipTest("the README generator could not be installed: " +
+                                    (r.stdout + r.stderr)[-300:])
+        cls.gen = r.stdout.strip().splitlines()[-1]
 
     def check(self, old=None, new=None):
         with tempfile.TemporaryDirectory(prefix="lse-mut-readme-") as d:
