@@ -170,7 +170,7 @@ class NativeHistograms(unittest.TestCase):
                 if metric in NATIVE_FAMILIES:
                     self.assertTrue(n, f'native server: no native series for {n_expr}')
                     self.assertEqual(c, {}, f'native server has classic buckets: {c_expr}')
-                self.assertTrue(same(p, n if n else c), f'native server: the pair is not its native half')
+                self.assertTrue(same(p, n if n else c), 'native server: the pair is not its native half')
                 n, c, p = (query(classic, e, at) for e in (n_expr, c_expr, both))
                 self.assertEqual(n, {}, f'classic server has native series: {n_expr}')
                 if metric in NATIVE_FAMILIES:
