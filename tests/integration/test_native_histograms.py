@@ -1,33 +1,41 @@
 """Native histograms against a real Prometheus 2.42 (Debian's), and the rules' and
 dashboards' native-or-classic queries (docs/queries.md) on real data.
 
-Two Prometheus servers scrape one exporter every second while the scripted
+Three Prometheus servers scrape one exporter every second while the scripted
 upstream streams 150 chunks 3 ms +/- 1 ms apart with a tail of three stalls
 (12, 20, 30 ms: 2 % of the gaps):
   - "native" runs with --enable-feature=native-histograms: it asks for the
     protobuf exposition and ingests the native histograms (and, as 2.42 does
-    for a histogram that carries native buckets, no _bucket series);
-  - "classic" runs without it: a text scrape, classic buckets only.
+    for a histogram that carries native buckets, no _bucket series): what
+    every Prometheus sees of an exporter with metrics.classic: false;
+  - "both" is the same plus a second job scraping a relay of the exporter's
+    text exposition, keeping its histogram series: native and classic series
+    of the same histograms at once (Prometheus 3's
+    always_scrape_classic_histograms), where the native half must win;
+  - "classic" runs without native histograms: a text scrape, buckets only.
 The true p95 is that of every gap the exporter recorded (its rows' gaps_ms).
 `histogram_quantile(0.95, rate(llm_stream_inter_chunk_gap_seconds[1m]))` on the
 native server is within 10 % of it; the classic series cannot resolve it (the
 98 % of the gaps under 5 ms all sit in the first bucket, le="0.005", and the
 p95 interpolated there is off by more than 10 %). Then every quantile pair of
 config/prometheus/*.yml and grafana/*.json answers from the native histogram
-on the native server and from the buckets on the classic one, and the alerts
-built on them fire on the native server alone.
+on the native and "both" servers and from the buckets on the classic one, and
+the alerts built on them fire from native data alone.
 """
+import http.server
 import json
 import math
 import os
 import re
 import sys
+import threading
 import time
 import unittest
 import urllib.parse
+import urllib.request
 
-from harness import (ROOT, Exporter, Prometheus, TempDir, Upstream, http_get, render_config,
-                     wait_for)
+from harness import (ROOT, Exporter, Proc, Prometheus, TempDir, Upstream, free_port, http_get,
+                     render_config, wait_for)
 
 sys.path.insert(0, os.path.join(ROOT, 'tests', 'deploy'))
 import deploylib as lib  # noqa: E402  (the rule and dashboard walkers, the quantile pair)
@@ -82,6 +90,81 @@ def same(a, b):
     return True
 
 
+class TextRelay:
+    """Serves the exporter's text exposition (a GET without Accept) on its own
+    port, so that a Prometheus with native histograms on scrapes it as text."""
+
+    def __init__(self, source):
+        self.source = source
+
+    def __enter__(self):
+        source = self.source
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                status, text = http_get(source)
+                body = text.encode()
+                self.send_response(200 if status == 200 else 502)
+                self.send_header('Content-Type', 'text/plain; version=0.0.4; charset=utf-8')
+                self.send_header('Content-Length', str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *a):
+                pass
+
+        self.srv = http.server.ThreadingHTTPServer(('127.0.0.1', 0), Handler)
+        threading.Thread(target=self.srv.serve_forever, daemon=True).start()
+        self.address = f'127.0.0.1:{self.srv.server_address[1]}'
+        return self
+
+    def __exit__(self, *exc):
+        self.srv.shutdown()
+        self.srv.server_close()
+
+
+class BothPrometheus(Prometheus):
+    """Native histograms on; job llm-stream-exporter scrapes the exporter
+    (protobuf: native series), job classic-relay the TextRelay, of which only
+    the histograms' _bucket/_sum/_count series are kept. The rules and panels
+    aggregate job and instance away, so both halves of a pair meet in one
+    label set."""
+
+    def __init__(self, workdir, exporter, relay):
+        super().__init__(workdir, [exporter], args=['--enable-feature=native-histograms'])
+        self.relay = relay
+
+    def __enter__(self):
+        os.makedirs(self.workdir, exist_ok=True)
+        self.port = free_port()
+        cfg = os.path.join(self.workdir, 'prometheus.yml')
+        with open(cfg, 'w') as f:
+            f.write('global: {scrape_interval: 1s, evaluation_interval: 1s}\n'
+                    'scrape_configs:\n'
+                    '  - job_name: llm-stream-exporter\n'
+                    f'    static_configs: [{{targets: ["{self.scrape_targets[0]}"]}}]\n'
+                    '  - job_name: classic-relay\n'
+                    f'    static_configs: [{{targets: ["{self.relay}"]}}]\n'
+                    '    metric_relabel_configs:\n'
+                    '      - {source_labels: [__name__], regex: "llm_stream_.*_(bucket|sum|count)", '
+                    'action: keep}\n')
+        self.proc = Proc(['/usr/bin/prometheus', f'--config.file={cfg}',
+                          f'--storage.tsdb.path={self.workdir}/data',
+                          f'--web.listen-address=127.0.0.1:{self.port}', '--log.level=warn'] + self.args,
+                         os.path.join(self.workdir, 'prometheus.log'))
+        self.base = f'http://127.0.0.1:{self.port}'
+        wait_for(lambda: http_get(self.base + '/-/ready', timeout=1)[0] == 200
+                 if self.proc.alive() else 'exited', 30, what='prometheus ready')
+        if not self.proc.alive():
+            raise AssertionError('prometheus exited:\n' + self.proc.output())
+        return self
+
+
+def content_type(url, accept):
+    with urllib.request.urlopen(urllib.request.Request(url, headers={'Accept': accept}), timeout=5) as r:
+        return r.headers.get('Content-Type', '')
+
+
 def short_windows(text):
     text = re.sub(r'\[(\d+[smh])\]', f'[{WINDOW}]', text)
     return text
@@ -114,23 +197,25 @@ class NativeHistograms(unittest.TestCase):
         with TempDir() as tmp, Upstream(tmp) as up:
             targets = [{'name': 'fast', 'url': up.url(SPEC),
                         'extra': ['interval: 1s', 'alert: {ttft: 1ms, worst_gap: 10ms}']}]
-            with Exporter(tmp, render_config(targets)) as ex:
-                status, _ = http_get(ex.base + '/metrics', headers={'Accept': NATIVE_ACCEPT})
-                self.assertEqual(status, 200)
-                with Prometheus(os.path.join(tmp, 'native'), [f'127.0.0.1:{ex.port}'],
+            with Exporter(tmp, render_config(targets)) as ex, TextRelay(ex.base + '/metrics') as relay:
+                self.assertEqual(content_type(ex.base + '/metrics', NATIVE_ACCEPT).replace(' ', ''),
+                                 NATIVE_ACCEPT.replace(' ', ''), 'the protobuf exposition, when asked')
+                address = f'127.0.0.1:{ex.port}'
+                with Prometheus(os.path.join(tmp, 'native'), [address],
                                 args=['--enable-feature=native-histograms']) as native, \
-                        Prometheus(os.path.join(tmp, 'classic'), [f'127.0.0.1:{ex.port}']) as classic:
-                    self.check(ex, native, classic)
+                        BothPrometheus(os.path.join(tmp, 'both'), address, relay.address) as both, \
+                        Prometheus(os.path.join(tmp, 'classic'), [address]) as classic:
+                    self.check(ex, native, both, classic)
         self.assertLess(time.monotonic() - start, 60)
 
-    def check(self, ex, native, classic):
+    def check(self, ex, native, both, classic):
         # 2000 gaps (~14 probes of 149) in the [1m] window of both servers
         def enough():
             at = time.time()
-            n = query(native, f'histogram_count(rate({GAP}[1m]))', at)
-            c = query(classic, f'sum(rate({GAP}_count[1m]))', at)
-            return n and c and min(n.values()) * 60 >= 2000 and min(c.values()) * 60 >= 2000
-        wait_for(enough, 30, interval=1, what='2000 gaps in the rate window of both servers')
+            n = [query(s, f'histogram_count(rate({GAP}[1m]))', at) for s in (native, both)]
+            c = [query(s, f'sum(rate({GAP}_count[1m]))', at) for s in (classic, both)]
+            return all(x and min(x.values()) * 60 >= 2000 for x in n + c)
+        wait_for(enough, 30, interval=1, what='2000 gaps in the rate window of every server')
         at = time.time()
         gaps = [g / 1000 for row in ex.rows('fast') if row.get('ok') for g in row['gaps_ms']]
         true_p95 = percentile(gaps, 0.95)
@@ -157,10 +242,10 @@ class NativeHistograms(unittest.TestCase):
         sys.stderr.write(f'\ngaps {len(gaps)}: true p95 {true_p95 * 1000:.3f} ms, native '
                          f'{native_p95 * 1000:.3f} ms, classic {classic_p95 * 1000:.3f} ms, '
                          f'{share:.1%} in the first bucket\n')
-        self.check_pairs(native, classic, at)
-        self.check_alerts(native, classic, at, (native_p95 + classic_p95) / 2)
+        self.check_pairs(native, both, classic, at)
+        self.check_alerts(native, both, classic, at, (native_p95 + classic_p95) / 2)
 
-    def check_pairs(self, native, classic, at):
+    def check_pairs(self, native, both_server, classic, at):
         pairs = quantile_pairs()
         self.assertGreaterEqual(len(pairs), 20, 'the pairs of the rules and dashboards')
         for (n_expr, c_expr), metric in sorted(pairs.items()):
@@ -171,19 +256,26 @@ class NativeHistograms(unittest.TestCase):
                     self.assertTrue(n, f'native server: no native series for {n_expr}')
                     self.assertEqual(c, {}, f'native server has classic buckets: {c_expr}')
                 self.assertTrue(same(p, n if n else c), 'native server: the pair is not its native half')
+                n, c, p = (query(both_server, e, at) for e in (n_expr, c_expr, both))
+                if metric in NATIVE_FAMILIES:
+                    self.assertTrue(n and c, f'"both" server: native {n_expr}: {n}, classic: {c}')
+                self.assertTrue(same(p, n if n else c), '"both" server: the native half does not win')
                 n, c, p = (query(classic, e, at) for e in (n_expr, c_expr, both))
                 self.assertEqual(n, {}, f'classic server has native series: {n_expr}')
                 if metric in NATIVE_FAMILIES:
                     self.assertTrue(c, f'classic server: no data for {c_expr}')
                 self.assertTrue(same(p, c), 'classic server: the pair is not its classic half')
 
-    def check_alerts(self, native, classic, at, between):
+    def check_alerts(self, native, both, classic, at, between):
         alerts = {r['alert']: short_windows(r['expr']) for r in lib.rules() if 'alert' in r}
         # The gap p95 alert with its bar between the native p95 and the classic
         # estimate: only the resolved value stays below it.
         gap = re.sub(r'>\s*0\.25\s*$', f'> {between:.6f}', alerts['LLMStreamGapP95High'].strip())
         self.assertEqual(query(native, gap, at), {}, gap)
+        self.assertEqual(query(both, gap, at), {}, 'with both, the alert reads the native p95')
         self.assertTrue(query(classic, gap, at), 'the classic estimate is above the native p95')
+        self.assertTrue(query(both, gap.replace(f'{GAP}[', f'{GAP}_nothing['), at),
+                        'with both and no native half, the alert reads the classic estimate')
         # alert.ttft 1 ms and alert.worst_gap 10 ms: both fire from native data alone
         for name in ('LLMStreamTTFTP95High', 'LLMStreamStalling'):
             with self.subTest(alert=name):
