@@ -59,6 +59,8 @@ struct Metrics::Impl {
   mutable std::mutex gate;
   std::map<std::string, TargetSeries, std::less<>> targets;
   HistogramBounds bounds;  // what the existing histograms were built with
+  NativeSettings native;   // and their native histograms
+  bool classic = true;     // metrics.classic: whether histograms expose their buckets
   mutable std::atomic<std::size_t> last_render_bytes{0};    // sizes the next whole render
   mutable std::atomic<std::size_t> largest_piece_bytes{0};  // sizes the next render's piece
 
@@ -146,16 +148,19 @@ struct Metrics::Impl {
   // Family::Add would hand back an existing histogram with its old bounds, so
   // a histogram whose bounds changed is removed and added again. Other
   // series (counters, histograms whose bounds stay) keep their values.
-  void rebuild_changed_histograms(const HistogramBounds& next) {
+  // New native settings rebuild every histogram (a native histogram cannot
+  // change its zero threshold or bucket limit with its counts kept).
+  void rebuild_changed_histograms(const HistogramBounds& next, const NativeSettings& next_native) {
     for (std::size_t i = 0; i < kHistogramCount; ++i) {
-      if (bounds[i] == next[i]) continue;
+      if (bounds[i] == next[i] && native == next_native) continue;
       for (auto& [tname, t] : targets)
         for (auto& [pname, s] : t.prompts) {
           factory.remove_histograms(*s, static_cast<F>(i));
-          factory.add_histograms(*s, static_cast<F>(i), next[i]);
+          factory.add_histograms(*s, static_cast<F>(i), next[i], next_native);
         }
     }
     bounds = next;
+    native = next_native;
   }
 
   // New targets and prompts, zero-initialised; thresholds always refreshed.
@@ -167,10 +172,11 @@ struct Metrics::Impl {
       t.per_prompt = w.per_prompt;
       t.prompt_names = w.prompts;
       const Labels set_labels = merged({{"target", name}, {"model", w.model}}, w.own_labels);
-      if (!w.per_prompt && t.prompts.empty()) t.prompts.emplace("", factory.create(set_labels, b));
+      if (!w.per_prompt && t.prompts.empty())
+        t.prompts.emplace("", factory.create(set_labels, b, native));
       for (const auto& prompt : w.per_prompt ? w.prompts : std::vector<std::string>{}) {
         if (t.prompts.count(prompt)) continue;
-        t.prompts.emplace(prompt, factory.create(with(set_labels, "prompt", prompt), b));
+        t.prompts.emplace(prompt, factory.create(with(set_labels, "prompt", prompt), b, native));
       }
       if (!t.stall_threshold)
         t.stall_threshold =
@@ -272,19 +278,20 @@ struct Metrics::Impl {
     };
     std::vector<prometheus::MetricFamily> one;
     bool more = true;
+    // The text format has no place for notes; OpenMetrics and protobuf do.
+    // A reader per family: it remembers its family by address, and `one`
+    // is reused.
+    auto notes = [&] {
+      return format == Exposition::text ? NotesLookup{} : NotesLookup(NotesReader(*this));
+    };
     families.each_in_registry_order([&](const prometheus::Collectable& family) {
       if (!more) return;
       one = family.Collect();
-      if (format == Exposition::openmetrics)
-        append_families(piece, format, one, NotesReader(*this));
-      else
-        append_families(piece, format, one);
+      append_families(piece, format, one, notes(), classic);
       more = hand_over();
     });
     if (!more) return false;
-    append_families(
-        piece, format, process,
-        format == Exposition::openmetrics ? NotesLookup(NotesReader(*this)) : NotesLookup{});
+    append_families(piece, format, process, notes(), classic);
     end_exposition(piece, format);
     largest_piece_bytes.store(std::max(largest, piece.size()), std::memory_order_relaxed);
     return hand_over();
@@ -311,6 +318,17 @@ struct Metrics::Impl {
     if (spec_of(f).type != Type::histogram) return;
     notes.created = s->histogram_created[index_of(f)];
     if (const BucketExemplars* e = exemplars_of(*s, f)) e->copy_to(notes.bucket_exemplars);
+    if (!notes.want_native) return;
+    if (const NativeHistogram* n = native_of(*s, f, m)) notes.native = n->snapshot();
+  }
+
+  // The native histogram behind series `m` of histogram row `f`, if any.
+  static const NativeHistogram* native_of(const Series& s, F f, const prometheus::ClientMetric& m) {
+    if (f != F::phase) return s.native[index_of(f)].get();
+    const std::string_view phase = label_value(m, "phase");
+    for (std::size_t i = 0; i < probe::kAllPhases.size(); ++i)
+      if (probe::to_string(probe::kAllPhases[i]) == phase) return s.native_phase[i].get();
+    return nullptr;
   }
 
   // The serializer's view of Impl's notes; remembers the row of the family
@@ -345,7 +363,8 @@ void Metrics::apply_config(const config::Config& config) {
   auto lock = impl_->write_lock();
   impl_->remove_gone_targets(wanted);
   impl_->remove_gone_prompts(wanted);
-  impl_->rebuild_changed_histograms(bounds);
+  impl_->rebuild_changed_histograms(bounds, config.metrics.native);
+  impl_->classic = config.metrics.classic;
   impl_->add_new_series(wanted, bounds);
 }
 

@@ -1,9 +1,22 @@
 #include "metrics/recording.hpp"
 
 #include <algorithm>
+#include <optional>
 
 namespace lse::metrics {
 namespace {
+
+// One observation into the classic histogram of row `f` and the native one
+// beside it; the probe becomes the native histogram's exemplar when
+// `exemplar_at` is set.
+void observe(Series& s, F f, double v, const probe::ProbeResult& r,
+             std::optional<double> exemplar_at = std::nullopt) {
+  histogram_slot(s, f)->Observe(v);
+  NativeHistogram* n = s.native[index_of(f)].get();
+  if (!n) return;
+  n->observe(v);
+  if (exemplar_at) n->offer_exemplar(r.id, v, *exemplar_at);
+}
 
 void count_outcome(Series& s, const probe::ProbeResult& r) {
   (r.ok ? s.success : s.failure)->Increment();
@@ -16,16 +29,23 @@ void count_outcome(Series& s, const probe::ProbeResult& r) {
 // exemplars, stamped with the end of the probe (when they were observed).
 void observe_clock(Series& s, const probe::ProbeResult& r) {
   const double observed_at = r.ts + r.duration;
-  s.duration->Observe(r.duration);
-  for (std::size_t i = 0; i < r.phases.size() && i < s.phase.size(); ++i)
-    if (r.phases[i] && s.phase[i]) s.phase[i]->Observe(*r.phases[i]);
+  observe(s, F::duration, r.duration, r);
+  for (std::size_t i = 0; i < r.phases.size() && i < s.phase.size(); ++i) {
+    if (!r.phases[i] || !s.phase[i]) continue;
+    s.phase[i]->Observe(*r.phases[i]);
+    if (s.native_phase[i]) s.native_phase[i]->observe(*r.phases[i]);
+  }
   if (r.ttft) {
-    s.ttft->Observe(*r.ttft);
+    observe(s, F::ttft, *r.ttft, r, observed_at);
     s.ttft_exemplars.offer(r.id, *r.ttft, observed_at);
   }
   for (double g : r.gaps) s.gap->Observe(g);
-  if (!r.gaps.empty())
-    s.gap_exemplars.offer(r.id, *std::max_element(r.gaps.begin(), r.gaps.end()), observed_at);
+  NativeHistogram* native_gap = s.native[index_of(F::gap)].get();
+  if (native_gap) native_gap->observe_all(r.gaps);
+  if (r.gaps.empty()) return;
+  const double largest = *std::max_element(r.gaps.begin(), r.gaps.end());
+  s.gap_exemplars.offer(r.id, largest, observed_at);
+  if (native_gap) native_gap->offer_exemplar(r.id, largest, observed_at);
 }
 
 void count_stream(Series& s, const probe::ProbeResult& r, const SeriesFactory& factory) {
@@ -44,13 +64,15 @@ void count_stream(Series& s, const probe::ProbeResult& r, const SeriesFactory& f
 // p95 would describe the failure, not the stream, so only successes count.
 void observe_stream_summaries(Series& s, const probe::ProbeResult& r) {
   if (!r.ok) return;
-  if (r.tail) s.tail->Observe(*r.tail);
-  if (r.gap_p95) s.gap_p95->Observe(*r.gap_p95);
+  if (r.tail) observe(s, F::tail, *r.tail, r);
+  if (r.gap_p95) observe(s, F::gap_p95, *r.gap_p95, r);
   if (r.gap_max) {
-    s.max_gap->Observe(*r.gap_max);
+    observe(s, F::max_gap, *r.gap_max, r, r.ts + r.duration);
     s.max_gap_exemplars.offer(r.id, *r.gap_max, r.ts + r.duration);
   }
-  if (r.output_tokens_per_second) s.tokens_per_second->Observe(*r.output_tokens_per_second);
+  if (r.output_tokens_per_second) observe(s, F::tokens_per_second, *r.output_tokens_per_second, r);
+  // How many tokens one gap spans: far from 1, gap figures are not per token.
+  if (r.tokens_per_chunk) observe(s, F::tokens_per_chunk, *r.tokens_per_chunk, r);
 }
 
 }  // namespace

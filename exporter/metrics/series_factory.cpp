@@ -17,6 +17,7 @@ Histogram*& histogram_slot(Series& s, F f) {
     case F::tail: return s.tail;
     case F::duration: return s.duration;
     case F::tokens_per_second: return s.tokens_per_second;
+    case F::tokens_per_chunk: return s.tokens_per_chunk;
     default: break;
   }
   throw std::logic_error("no single histogram for this family");
@@ -31,18 +32,22 @@ BucketExemplars* exemplars_of(Series& s, F f) {
   }
 }
 
-void SeriesFactory::add_histograms(Series& s, F f,
-                                   const std::optional<std::vector<double>>& bounds) const {
+void SeriesFactory::add_histograms(Series& s, F f, const std::optional<std::vector<double>>& bounds,
+                                   const NativeSettings& native) const {
   if (!bounds) return;
   s.histogram_created[index_of(f)] = wall_clock::unix_now();
   Family<Histogram>& family = families_.histogram(f);
+  auto native_one = [&] { return native ? std::make_unique<NativeHistogram>(*native) : nullptr; };
   if (f == F::phase) {
-    for (std::size_t i = 0; i < probe::kAllPhases.size(); ++i)
+    for (std::size_t i = 0; i < probe::kAllPhases.size(); ++i) {
       s.phase[i] =
           &family.Add(with(s.labels, "phase", probe::to_string(probe::kAllPhases[i])), *bounds);
+      s.native_phase[i] = native_one();
+    }
     return;
   }
   histogram_slot(s, f) = &family.Add(s.labels, *bounds);
+  s.native[index_of(f)] = native_one();
   if (BucketExemplars* e = exemplars_of(s, f)) e->reset(*bounds);
 }
 
@@ -53,16 +58,20 @@ void SeriesFactory::remove_histograms(Series& s, F f) const {
   };
   if (f == F::phase) {
     for (auto& h : s.phase) drop(h);
+    for (auto& n : s.native_phase) n.reset();
   } else {
     drop(histogram_slot(s, f));
+    s.native[index_of(f)].reset();
   }
 }
 
-std::unique_ptr<Series> SeriesFactory::create(Labels labels, const HistogramBounds& b) const {
+std::unique_ptr<Series> SeriesFactory::create(Labels labels, const HistogramBounds& b,
+                                              const NativeSettings& native) const {
   auto s = std::make_unique<Series>();
   s->labels = std::move(labels);
   s->created = wall_clock::unix_now();
-  for (std::size_t i = 0; i < kHistogramCount; ++i) add_histograms(*s, static_cast<F>(i), b[i]);
+  for (std::size_t i = 0; i < kHistogramCount; ++i)
+    add_histograms(*s, static_cast<F>(i), b[i], native);
   s->success = &families_.counter(F::probes).Add(with(s->labels, "result", "success"));
   s->failure = &families_.counter(F::probes).Add(with(s->labels, "result", "failure"));
   for (std::size_t i = 0; i < probe::kAllFailureReasons.size(); ++i)

@@ -22,16 +22,22 @@ Histogram*& histogram_slot(Series& s, F f);
 // The bucket exemplars of the three histograms that carry them, else nullptr.
 BucketExemplars* exemplars_of(Series& s, F f);
 
+using NativeSettings = std::optional<histogram::ExponentialSettings>;
+
 class SeriesFactory {
  public:
   explicit SeriesFactory(const FamilySet& families) : families_(families) {}
 
-  std::unique_ptr<Series> create(Labels labels, const HistogramBounds& b) const;
+  // `native`: the settings of the native histogram beside each classic one
+  // (nullopt: none).
+  std::unique_ptr<Series> create(Labels labels, const HistogramBounds& b,
+                                 const NativeSettings& native) const;
   void remove(Series& s) const;
 
   // New histograms start from zero: their `_created` is now, their
   // exemplars none. No bounds: the family has no series (phases: off).
-  void add_histograms(Series& s, F f, const std::optional<std::vector<double>>& bounds) const;
+  void add_histograms(Series& s, F f, const std::optional<std::vector<double>>& bounds,
+                      const NativeSettings& native) const;
   void remove_histograms(Series& s, F f) const;
 
   // The finish-reason counter of `reason`, created on first sight.
