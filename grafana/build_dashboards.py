@@ -969,7 +969,7 @@ def drilldown():
         targets(
             (quantile('0.50', 'llm_stream_duration_seconds', 'prompt'), "{{prompt}} p50"),
             (quantile('0.95', 'llm_stream_duration_seconds', 'prompt'), "{{prompt}} p95"),
-        )), 12, 8, no_value=NO_SUCCESS)
+        )), 8, 8, no_value=NO_SUCCESS)
     lay.add(timeseries(
         "Output tokens per second p50 / p10",
         "Generation speed as readers feel it: completion tokens divided by the time from the "
@@ -978,9 +978,22 @@ def drilldown():
         targets(
             (quantile('0.50', 'llm_stream_output_tokens_per_second', 'prompt'), "{{prompt}} p50"),
             (quantile('0.10', 'llm_stream_output_tokens_per_second', 'prompt'), "{{prompt}} p10"),
-        ), unit="short"), 12, 8,
+        ), unit="short"), 8, 8,
         no_value="No token speed: the server does not report token usage in the stream for this "
                  "target, or no probe succeeded (see \"Probes (time range)\").")
+    lay.add(timeseries(
+        "Tokens per chunk p50 / p95",
+        "Completion tokens per content chunk, one value per probe, per prompt (when the server "
+        "reports usage). Good: 1, a token per chunk, and the gap panels show the time between "
+        "tokens. Above 1 the server (vLLM under load) or a proxy sends several tokens per "
+        "chunk: each gap spans that many tokens, so the time per token is the gap divided by "
+        "this figure, and the diagnosis notes \"the server sends N tokens per chunk\".",
+        targets(
+            (quantile('0.50', 'llm_stream_tokens_per_chunk', 'prompt'), "{{prompt}} p50"),
+            (quantile('0.95', 'llm_stream_tokens_per_chunk', 'prompt'), "{{prompt}} p95"),
+        ), unit="short"), 8, 8,
+        no_value="No tokens per chunk: the server does not report token usage in the stream for "
+                 "this target, or no probe succeeded (see \"Probes (time range)\").")
     lay.add(timeseries(
         "Finish reasons",
         "Why the streams ended (stop, length, content_filter, ...), per probe interval. Good: "

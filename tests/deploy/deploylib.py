@@ -28,6 +28,7 @@ HISTOGRAMS = {
     "llm_stream_duration_seconds",
     "llm_stream_phase_seconds",
     "llm_stream_output_tokens_per_second",
+    "llm_stream_tokens_per_chunk",  # one per probe: completion tokens / chunks
 }
 COUNTERS = {
     "llm_stream_probes_total",

@@ -31,6 +31,7 @@ TTFT_BUCKETS = [.05, .1, .2, .3, .5, .75, 1, 1.5, 2, 3, 5, 7.5, 10, 15, 20, 30, 
 DURATION_BUCKETS = [.05, .1, .25, .5, 1, 2, 3, 5, 7.5, 10, 15, 20, 30, 45, 60, 90, 120, 180, 300]
 PHASE_BUCKETS = [.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30]
 TPS_BUCKETS = [1, 2, 5, 10, 20, 30, 50, 75, 100, 150, 200, 300, 500, 1000]
+TPC_BUCKETS = [1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64]
 PHASES = ["resolve", "connect", "tls", "request", "headers", "first_token"]
 REASONS = ["dns", "connect", "tls", "http_4xx", "http_429", "http_5xx", "timeout_first_token",
            "timeout_idle", "timeout_total", "truncated", "protocol", "upstream_error", "canceled"]
@@ -145,6 +146,7 @@ class Series:
             "tail_seconds": Histogram(DURATION_BUCKETS),
             "duration_seconds": Histogram(DURATION_BUCKETS),
             "output_tokens_per_second": Histogram(TPS_BUCKETS),
+            "tokens_per_chunk": Histogram(TPC_BUCKETS),
         }
         self.phase = {p: Histogram(PHASE_BUCKETS) for p in PHASES}
         self.c = {k: 0 for k in ("success", "failure", "stalls", "stall_seconds", "stalled", "chunks",
@@ -189,7 +191,9 @@ class Series:
         tail = rnd.uniform(.001, .05)
         self.h["tail_seconds"].observe(tail)
         self.h["duration_seconds"].observe(ttft + sum(gaps) + tail)
-        tokens = len(gaps) + 1
+        per_chunk = rnd.choice([1, 1, 1, 4])  # now and then a batching server
+        tokens = (len(gaps) + 1) * per_chunk
+        self.h["tokens_per_chunk"].observe(per_chunk)
         self.c["out_tokens"] += tokens
         self.c["in_tokens"] += 20
         self.h["output_tokens_per_second"].observe(tokens / max(sum(gaps), 1e-3))
