@@ -219,7 +219,7 @@ class NativeHistograms(unittest.TestCase):
         at = time.time()
         gaps = [g / 1000 for row in ex.rows('fast') if row.get('ok') for g in row['gaps_ms']]
         true_p95 = percentile(gaps, 0.95)
-        self.assertLess(true_p95, 0.0045, f'the planted body is 2-4 ms; p95 {true_p95 * 1000:.2f} ms')
+        self.assertLess(true_p95, 0.0043, f'the planted body is 2-4 ms; p95 {true_p95 * 1000:.2f} ms (a loaded machine?)')
 
         got = query(native, NATIVE_P95, at)
         self.assertEqual(len(got), 1, got)
