@@ -101,7 +101,7 @@ class LogBook {
         std::chrono::duration<double>(start_unix_ + offset)));
     text += log::render_line(log::Format::logfmt, level, at,
                              log::render_event(log::Format::logfmt, message, fields));
-    text += '\n';
+    if (text.empty() || text.back() != '\n') text += '\n';
   }
   std::string text;
 

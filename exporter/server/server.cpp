@@ -205,6 +205,7 @@ Server::Server(const std::string& listen, Hooks hooks, const report::RowStore& r
   options.limits = sane(options.limits);
   const bool web_config = !options.web_config_file.empty();
   impl_->shared = std::make_shared<Shared>(std::move(hooks), rows, std::move(options));
+  impl_->shared->mailbox = std::make_shared<Mailbox>(impl_->ioc.get_executor());
   if (web_config) {
     impl_->auth_pool.emplace(1);
     impl_->shared->auth_pool = &*impl_->auth_pool;
@@ -261,6 +262,8 @@ void Server::set_limits(const Limits& limits) {
 
 void Server::stop() {
   if (impl_->started) impl_->stopped = true;
+  // On-demand probes that end from now on answer nobody.
+  impl_->shared->mailbox->close();
   if (!impl_->thread.joinable()) return;
   auto finished = impl_->finished.get_future();
   asio::post(impl_->ioc, [impl = impl_.get()] { impl->close_everything(); });

@@ -75,6 +75,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   // From stop() or a displacing newcomer: aborts whatever is pending (the
   // handlers then drop the session) and frees the slot at once.
   void close_now() override {
+    cancel_probe();
     beast::error_code ec;
     tcp().socket().shutdown(tcp::socket::shutdown_both, ec);
     tcp().close();
@@ -92,6 +93,11 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     if (id_ == 0) return;
     shared_->table.remove(id_);
     shared_->sessions.erase(id_);
+    std::shared_ptr<SessionBase> keep;  // every caller holds one too
+    if (auto it = shared_->awaiting.find(id_); it != shared_->awaiting.end()) {
+      keep = std::move(it->second);
+      shared_->awaiting.erase(it);
+    }
     id_ = 0;
   }
 
@@ -184,9 +190,66 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   }
 
   void respond(const Request& req, bool authorized) {
-    write(handle_request(req, RouteContext{shared_->hooks, shared_->rows, wall_clock::unix_now(),
-                                           shared_->routing, authorized}),
-          /*linger=*/false);
+    const RouteContext ctx{shared_->hooks, shared_->rows, wall_clock::unix_now(), shared_->routing,
+                           authorized};
+    if (auto probe = on_demand_probe(req, ctx)) return await_probe(req, *probe);
+    write(handle_request(req, ctx), /*linger=*/false);
+  }
+
+  // GET /probe?target=: the probe runs on a probe thread; the answer comes
+  // back through the mailbox. Meanwhile the connection is busy (never
+  // displaced), without a deadline of its own (the probe's deadlines bound
+  // it), and watched: a client that leaves cancels its probe.
+  void await_probe(const Request& req, const ProbeRequest& probe) {
+    phase(Phase::busy);
+    tcp().expires_never();
+    awaiting_probe_ = true;
+    shared_->awaiting.emplace(id_, self());
+    std::weak_ptr<Session> weak = self();
+    auto done = [mailbox = shared_->mailbox, weak, req](ProbeAnswer answer) {
+      mailbox->post([weak, req, answer = std::move(answer)] {
+        if (auto session = weak.lock()) session->on_probe_answer(req, answer);
+      });
+    };
+    cancel_ = shared_->hooks.probe(probe, std::move(done));
+    watch_client();
+  }
+
+  // Readable while its probe runs: either the client closed (EOF, reset)
+  // and its probe is canceled, or it sent more (a pipelined request, read
+  // after the answer).
+  void watch_client() {
+    tcp().socket().async_wait(tcp::socket::wait_read, [self = self()](beast::error_code ec) {
+      if (ec || !self->awaiting_probe_) return;
+      auto& socket = self->tcp().socket();
+      std::array<char, 1> byte{};
+      beast::error_code peek_ec;
+      socket.non_blocking(true, peek_ec);
+      const std::size_t n = socket.receive(asio::buffer(byte), tcp::socket::message_peek, peek_ec);
+      beast::error_code ignored;
+      socket.non_blocking(false, ignored);
+      if (peek_ec == asio::error::would_block || (n > 0 && !peek_ec)) return;
+      log::debug("client left while its on-demand probe ran, probe canceled",
+                 {{"component", "http"}, {"peer", self->peer()}});
+      self->close_now();
+    });
+  }
+
+  void on_probe_answer(const Request& req, const ProbeAnswer& answer) {
+    if (!awaiting_probe_) return;  // closed meanwhile
+    awaiting_probe_ = false;
+    cancel_ = nullptr;
+    auto keep = self();
+    shared_->awaiting.erase(id_);
+    beast::error_code ignored;
+    tcp().socket().cancel(ignored);  // the watch
+    if (shared_->stopping) return close_now();
+    write(probe_response(req, answer), /*linger=*/false);
+  }
+
+  void cancel_probe() {
+    if (!std::exchange(awaiting_probe_, false)) return;
+    if (auto cancel = std::exchange(cancel_, nullptr)) cancel();
   }
 
   void send_error(http::status status, std::string body) {
@@ -277,12 +340,24 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   std::optional<http::request_parser<http::string_body>> parser_;
   std::shared_ptr<Response> response_;  // alive until its write completes
   std::array<char, 4096> drain_buffer_{};
+  bool awaiting_probe_ = false;   // an on-demand probe runs for this connection
+  std::function<void()> cancel_;  // cancels it (the probe hook's)
 };
 
 using PlainSession = Session<beast::tcp_stream>;
 using TlsSession = Session<beast::ssl_stream<beast::tcp_stream>>;
 
 }  // namespace
+
+void Mailbox::post(std::function<void()> work) {
+  std::lock_guard lock(mutex_);
+  if (open_) asio::post(io_, std::move(work));
+}
+
+void Mailbox::close() {
+  std::lock_guard lock(mutex_);
+  open_ = false;
+}
 
 std::string peer_address(const tcp::socket& socket) {
   beast::error_code ec;

@@ -7,7 +7,9 @@
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/thread_pool.hpp>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -20,6 +22,21 @@
 #include "web/policy.hpp"
 
 namespace lse::server {
+
+// Hands work to the server's io thread from any thread (an on-demand probe
+// ends on a probe thread) until the server stops: after close() nothing
+// more is posted, so nothing reaches an io_context that is being destroyed.
+class Mailbox {
+ public:
+  explicit Mailbox(boost::asio::io_context::executor_type io) : io_(std::move(io)) {}
+  void post(std::function<void()> work);
+  void close();
+
+ private:
+  std::mutex mutex_;
+  bool open_ = true;
+  boost::asio::io_context::executor_type io_;
+};
 
 // What stop() and a displacing newcomer need of a session, whatever its stream.
 class SessionBase {
@@ -79,7 +96,11 @@ struct Shared {
   // when it is displaced (io thread only).
   ConnectionTable table;
   std::unordered_map<ConnectionTable::Id, std::weak_ptr<SessionBase>> sessions;
-  bool stopping = false;  // io thread only
+  // Sessions waiting for an on-demand probe: nothing is pending on their
+  // socket that would keep them alive, so this does (io thread only).
+  std::unordered_map<ConnectionTable::Id, std::shared_ptr<SessionBase>> awaiting;
+  std::shared_ptr<Mailbox> mailbox;  // set by the server
+  bool stopping = false;             // io thread only
 };
 
 // The peer's address, the key of the per-address cap; "" when the peer is

@@ -115,6 +115,8 @@ TEST(OnDemandAnswer, DebugListsEveryEventWithOffsetsAndContentGaps) {
   EXPECT_NE(text.find("level=warn msg=stall at_chunk=3 gap_seconds=0.8"), std::string::npos)
       << text;
   EXPECT_NE(text.find("msg=\"beginning probe\""), std::string::npos) << text;
+  // One line per event of the log: no blank line before the events.
+  EXPECT_EQ(text.find("\n\n"), text.find("\n\nEvents of the stream")) << text;
   EXPECT_NE(text.find("url=http://h/v1"), std::string::npos) << text;
   EXPECT_NE(text.find("Metrics that would have been returned:\n# HELP probe_success"),
             std::string::npos)
