@@ -11,16 +11,22 @@ asked again within min_interval: 429 with Retry-After; beyond
 probe_endpoint.max_concurrent: 503. The scheduled series and rows are not
 touched by any of it (llm_stream_probes_total, /api/v1/probes unchanged).
 A reload while a probe runs leaves it to finish; a shutdown while one runs
-is prompt and clean (exit 0 within 3 s)."""
+is prompt and clean (exit 0 within 3 s). A real Prometheus scraping /probe
+with the scrape config of docs/probe-endpoint.md (taken from the doc) stores
+probe_success and probe_ttft_seconds under the target's name; promtool finds
+nothing to say about the answer."""
 import json
+import os
 import re
+import shutil
 import socket
 import threading
 import time
 import unittest
 import urllib.parse
 
-from harness import Exporter, TempDir, Upstream, http_get, render_config, wait_for
+from harness import (ROOT, Exporter, Proc, Prometheus, TempDir, Upstream, free_port, http_get,
+                     promtool_findings, render_config, wait_for)
 
 PLANTED = 'ttft=150,gap=20,chunks=12,stall=6:400'
 TTFT_S, TTFT_BELOW_S, TTFT_ABOVE_S = 0.150, 0.005, 0.050
@@ -98,6 +104,28 @@ class ProbeEndpoint(unittest.TestCase):
                 self.assertEqual(rc, 0, ex.proc.output()[-3000:])
                 asker.join()
                 self.assertNotEqual(answers[1][0], 200, answers)  # cut short, no made-up answer
+
+    def test_prometheus_scrapes_probe_with_the_documented_config(self):
+        with TempDir() as tmp, Upstream(tmp) as up:
+            cfg = render_config([{'name': 'planted', 'url': up.url(PLANTED)}])
+            with Exporter(tmp, cfg) as ex:
+                ex.wait_probes('planted', 1, timeout=20)
+                before_total = probes_total(ex)
+                status, text = http_get(ex.base + '/probe?target=planted', timeout=10)
+                self.assertEqual(status, 200, text)
+                self.assertEqual(promtool_findings(text), (0, []))
+                with DocumentedProbeScrape(tmp, f'127.0.0.1:{ex.port}') as prom:
+                    def stored():
+                        r = prom.query('probe_ttft_seconds{job="llm-stream-probe",target="planted"}')
+                        return r and float(r[0]['value'][1])
+                    ttft = wait_for(stored, 30, interval=0.5, what='probe_ttft_seconds in Prometheus')
+                    self.assertGreaterEqual(ttft, TTFT_S - TTFT_BELOW_S)
+                    self.assertLessEqual(ttft, TTFT_S + TTFT_ABOVE_S)
+                    ok = prom.query('probe_success{target="planted"}')
+                    self.assertEqual(float(ok[0]['value'][1]), 1, ok)
+                    stalls = prom.query('probe_stalls{target="planted"}')
+                    self.assertEqual(float(stalls[0]['value'][1]), 1, stalls)
+                self.assertEqual(probes_total(ex), before_total)
 
     def check_metrics_answer(self, ex):
         status, text = http_get(ex.base + '/probe?target=planted', timeout=10)
@@ -190,6 +218,40 @@ class ProbeEndpoint(unittest.TestCase):
         self.assertIn('max_concurrent', body)
         self.assertEqual(slow['answer'][0], 200, slow)
         self.assertEqual(metric(slow['answer'][1], 'probe_success'), 1)
+
+
+class DocumentedProbeScrape(Prometheus):
+    """Prometheus with the scrape config of docs/probe-endpoint.md, as the doc has it but for
+    the exporter's address, the target names and a 2 s interval."""
+
+    def __init__(self, workdir, exporter_address):
+        super().__init__(workdir, [])
+        with open(os.path.join(ROOT, 'docs', 'probe-endpoint.md')) as f:
+            doc = f.read()
+        block = re.search(r'```yaml\n(scrape_configs:.*?)```', doc, re.S).group(1)
+        block = block.replace('llm-stream-exporter:9687', exporter_address)
+        block = block.replace('[openai-mini, local-vllm]', '[planted]')
+        block = re.sub(r'scrape_interval: \S+', 'scrape_interval: 2s', block)
+        block = re.sub(r'scrape_timeout: \S+', 'scrape_timeout: 1500ms', block)
+        assert exporter_address in block and '[planted]' in block, block
+        self.block = block
+
+    def __enter__(self):
+        os.makedirs(self.workdir, exist_ok=True)
+        self.port = free_port()
+        cfg = os.path.join(self.workdir, 'prometheus.yml')
+        with open(cfg, 'w') as f:
+            f.write('global: {scrape_interval: 2s, evaluation_interval: 2s}\n' + self.block)
+        binary = shutil.which('prometheus') or '/usr/bin/prometheus'
+        self.proc = Proc([binary, f'--config.file={cfg}', f'--storage.tsdb.path={self.workdir}/data',
+                          f'--web.listen-address=127.0.0.1:{self.port}', '--log.level=warn'],
+                         os.path.join(self.workdir, 'prometheus.log'))
+        self.base = f'http://127.0.0.1:{self.port}'
+        wait_for(lambda: http_get(self.base + '/-/ready', timeout=1)[0] == 200
+                 if self.proc.alive() else 'exited', 30, what='prometheus ready')
+        if not self.proc.alive():
+            raise AssertionError('prometheus exited:\n' + self.proc.output())
+        return self
 
 
 def http_post_reload(ex):
