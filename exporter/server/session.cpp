@@ -228,7 +228,8 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
       const std::size_t n = socket.receive(asio::buffer(byte), tcp::socket::message_peek, peek_ec);
       beast::error_code ignored;
       socket.non_blocking(false, ignored);
-      if (peek_ec == asio::error::would_block || (n > 0 && !peek_ec)) return;
+      if (peek_ec == asio::error::would_block) return self->watch_client();  // spurious
+      if (n > 0 && !peek_ec) return;  // a pipelined request: read after the answer
       log::debug("client left while its on-demand probe ran, probe canceled",
                  {{"component", "http"}, {"peer", self->peer()}});
       self->close_now();

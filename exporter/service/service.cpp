@@ -182,10 +182,6 @@ struct Service::Impl {
   report::RowStore rows;
   WriteErrorLog write_errors{metrics};
 
-  // GET /probe?target=: on the lane of the target (declared before the
-  // lanes: their io_contexts may still hold its probes when they go).
-  std::unique_ptr<OnDemandProbes> on_demand;
-
   // The probe threads (`--probe.threads`), each with its io_context and the
   // scheduler of the targets bound to it (schedule/lanes.hpp).
   struct Lane {
@@ -200,6 +196,10 @@ struct Service::Impl {
   };
   std::vector<std::unique_ptr<Lane>> lanes;
   probe::WakeupSettings wakeup;  // each probe thread's loop (probe/probe_loop.hpp)
+  // GET /probe?target=: on the lane of the target. Declared after the lanes
+  // so that it goes first: a probe it still holds (its lane's thread did not
+  // end it within the grace) closes its sockets while their io_context lives.
+  std::unique_ptr<OnDemandProbes> on_demand;
 
   std::string ignored_proxy_variables;  // what log_ignored_proxy_variables last saw
 
