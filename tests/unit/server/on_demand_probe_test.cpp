@@ -6,9 +6,12 @@
 #include <utility>  // before Asio with GCC 12 / C++20
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <thread>
 
@@ -195,6 +198,39 @@ TEST_F(OnDemandProbeTest, AnswersUnderTheRoutePrefixOnly) {
   ASSERT_TRUE(wait_pending());
   answer({});
   asker.join();
+}
+
+// Behind the web config like every endpoint: without the password the probe
+// is never started (401); with it, it is.
+TEST_F(OnDemandProbeTest, BasicAuthComesFirst) {
+  char dir[] = "/tmp/lse-on-demand-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  const std::string web_config = std::string(dir) + "/web.yml";
+  // user:pass, made with `htpasswd -nbBC 10 user pass` (web/basic_auth_test.cpp).
+  std::ofstream(web_config) << "basic_auth_users:\n  user: "
+                               "'$2y$10$Xc4ibDGsh4wvAg/eVu8i3.X0L0WN4uKWa7/8TrRYzbRGJtGWPPace'\n";
+  ServerOptions options;
+  options.web_config_file = web_config;
+  start(hooks(), options);
+  {
+    Client c(server->port());
+    EXPECT_EQ(c.request(boost::beast::http::verb::get, "/probe?target=a").result_int(), 401);
+  }
+  {
+    const std::lock_guard lock(mutex);
+    EXPECT_TRUE(asked.empty());
+  }
+  std::thread asker([&] {
+    Client c(server->port());
+    EXPECT_EQ(c.request(boost::beast::http::verb::get, "/probe?target=a",
+                        {{"Authorization", "Basic dXNlcjpwYXNz"}})
+                  .result_int(),
+              200);
+  });
+  ASSERT_TRUE(wait_pending(5s));
+  answer({});
+  asker.join();
+  std::filesystem::remove_all(dir);
 }
 
 TEST(ProbeQuery, Grammar) {
