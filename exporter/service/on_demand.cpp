@@ -46,9 +46,11 @@ server::ProbeAnswer refusal(int status, std::string message) {
   return a;
 }
 
+// The URL as the debug answer shows it: its credentials redacted, and any
+// secret of the target masked wherever it sits (a key in a path).
 std::string url_redacted(const config::Target& t) {
   const auto url = net::parse_url(t.url);
-  return url ? url->redacted() : "";
+  return url ? util::Redactor(config::secret_values(t)).mask(url->redacted()) : "";
 }
 
 server::ProbeAnswer answer(const OnDemandProbes::Job& job, const probe::ProbeResult& r) {

@@ -5,7 +5,8 @@ A configured target with a planted TTFT (150 ms) and one planted stall
 (the upstream's clock plus this shared machine's wake-up noise),
 probe_stalls exactly 1; debug=true lists exactly the 12 planted content
 chunks with the stall's gap; format=json is the probe's row; a failing target
-answers probe_success 0 with its reason and status. A target that is not in
+answers probe_success 0 with its reason and status, and a key the upstream
+echoes back is masked in the debug answer. A target that is not in
 the config (a name, or a URL) is 400 and no connection is made to anything;
 asked again within min_interval: 429 with Retry-After; beyond
 probe_endpoint.max_concurrent: 503. The scheduled series and rows are not
@@ -29,6 +30,9 @@ from harness import (ROOT, Exporter, Proc, Prometheus, TempDir, Upstream, free_p
                      promtool_findings, render_config, wait_for)
 
 PLANTED = 'ttft=150,gap=20,chunks=12,stall=6:400'
+TOKEN = 'sk-probe-0123456789abcdef'  # the `echo` target's key, which its upstream echoes
+ECHO = 'status=401,error_body=' + urllib.parse.quote(
+    f'{{"error": {{"message": "Incorrect API key provided: {TOKEN}"}}}}', safe='')
 TTFT_S, TTFT_BELOW_S, TTFT_ABOVE_S = 0.150, 0.005, 0.050
 
 
@@ -51,11 +55,13 @@ class ProbeEndpoint(unittest.TestCase):
         with TempDir() as tmp, Upstream(tmp) as up:
             targets = [{'name': 'planted', 'url': up.url(PLANTED)},
                        {'name': 'slow', 'url': up.url('ttft=1500,gap=10,chunks=3')},
-                       {'name': 'broken', 'url': up.url('status=503')}]
+                       {'name': 'broken', 'url': up.url('status=503')},
+                       {'name': 'echo', 'url': up.url(ECHO),
+                        'extra': ['auth: {bearer_token_env: LSE_PROBE_TOKEN}']}]
             cfg = render_config(targets, extra='probe_endpoint: {max_concurrent: 1}\n')
             cfg = cfg.replace('min_interval: 100ms', 'min_interval: 2s')
-            with Exporter(tmp, cfg) as ex:
-                for t in ('planted', 'slow', 'broken'):
+            with Exporter(tmp, cfg, env={'LSE_PROBE_TOKEN': TOKEN}) as ex:
+                for t in ('planted', 'slow', 'broken', 'echo'):
                     ex.wait_probes(t, 1, timeout=20)  # the schedule's first round, then 60 s idle
                 before_total = probes_total(ex)
                 before_rows = [r['id'] for r in ex.rows()]
@@ -70,6 +76,7 @@ class ProbeEndpoint(unittest.TestCase):
                 json_id = self.check_json(ex)
                 self.check_max_concurrent(ex)
                 self.check_failure(ex)
+                self.check_secret_masked(ex)
 
                 # The schedule's series and rows saw none of it.
                 self.assertEqual(probes_total(ex), before_total)
@@ -203,6 +210,14 @@ class ProbeEndpoint(unittest.TestCase):
         self.assertEqual(metric(text, 'probe_success'), 0)
         self.assertEqual(metric(text, 'probe_failure_reason', reason='http_5xx'), 1)
         self.assertEqual(metric(text, 'probe_http_status_code'), 503)
+
+    def check_secret_masked(self, ex):
+        status, text = http_get(ex.base + '/probe?target=echo&debug=true', timeout=10)
+        self.assertEqual(status, 200, text)
+        self.assertIn('reason=http_4xx', text)
+        self.assertIn('Incorrect API key provided: <redacted>', text)
+        self.assertNotIn(TOKEN, text)
+        self.assertNotIn(TOKEN[-8:], text)
 
     def check_max_concurrent(self, ex):
         slow = {}
