@@ -314,6 +314,17 @@ struct Limits {
   bool operator==(const Limits&) const = default;
 };
 
+// `probe_endpoint:`: the guard of GET /probe?target= (docs/probe-endpoint.md).
+// On-demand probes of one target are spaced by the config's min_interval.
+struct ProbeEndpointOptions {
+  // On-demand probes running at once; one more is answered 503. 0 turns the
+  // on-demand probe off (403), /probe?id= pages stay.
+  std::uint64_t max_concurrent = 2;
+  static constexpr std::uint64_t kMaxConcurrent = 64;
+
+  bool operator==(const ProbeEndpointOptions&) const = default;
+};
+
 struct Config {
   std::string source_file;
   std::string listen = ":9687";
@@ -326,6 +337,7 @@ struct Config {
   Limits limits;
   DiagnosisThresholds diagnosis;
   Web web;
+  ProbeEndpointOptions probe_endpoint;
   Findings findings;  // warnings and skipped checks of the file (compares equal)
 
   bool operator==(const Config&) const = default;

@@ -378,6 +378,12 @@ void emit_web(YAML::Emitter& out, const Web& web) {
   out << YAML::EndMap;
 }
 
+void emit_probe_endpoint(YAML::Emitter& out, const ProbeEndpointOptions& pe) {
+  out << YAML::Key << "probe_endpoint" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "max_concurrent" << YAML::Value << pe.max_concurrent;
+  out << YAML::EndMap;
+}
+
 }  // namespace
 
 // A body key that names a credential: key, token, secret, password, in any
@@ -431,6 +437,7 @@ std::string dump_redacted(const Config& config) {
   emit_limits(out, config.limits);
   emit_diagnosis(out, config.diagnosis);
   emit_web(out, config.web);
+  emit_probe_endpoint(out, config.probe_endpoint);
   out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
 }

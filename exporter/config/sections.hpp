@@ -48,4 +48,7 @@ void parse_metrics_sections(const Reader& r, const Fields& top, Config& config, 
 // limit is exceeded, and says how many series the config implies.
 void check_max_series(const Reader& r, const Fields& top, const Config& config, const Context& ctx);
 
+// `probe_endpoint:` (probe_endpoint.cpp).
+ProbeEndpointOptions parse_probe_endpoint(const Reader& r, const Item& item);
+
 }  // namespace lse::config::detail
