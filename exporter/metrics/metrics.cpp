@@ -60,7 +60,7 @@ struct Metrics::Impl {
   std::map<std::string, TargetSeries, std::less<>> targets;
   HistogramBounds bounds;  // what the existing histograms were built with
   NativeSettings native;   // and their native histograms
-  bool classic = true;     // metrics.classic: whether histograms expose their buckets
+  bool classic = true;     // metrics.classic: histograms show buckets, failure reasons start at 0
   mutable std::atomic<std::size_t> last_render_bytes{0};    // sizes the next whole render
   mutable std::atomic<std::size_t> largest_piece_bytes{0};  // sizes the next render's piece
 
@@ -173,10 +173,11 @@ struct Metrics::Impl {
       t.prompt_names = w.prompts;
       const Labels set_labels = merged({{"target", name}, {"model", w.model}}, w.own_labels);
       if (!w.per_prompt && t.prompts.empty())
-        t.prompts.emplace("", factory.create(set_labels, b, native));
+        t.prompts.emplace("", factory.create(set_labels, b, native, classic));
       for (const auto& prompt : w.per_prompt ? w.prompts : std::vector<std::string>{}) {
         if (t.prompts.count(prompt)) continue;
-        t.prompts.emplace(prompt, factory.create(with(set_labels, "prompt", prompt), b, native));
+        t.prompts.emplace(prompt,
+                          factory.create(with(set_labels, "prompt", prompt), b, native, classic));
       }
       if (!t.stall_threshold)
         t.stall_threshold =
