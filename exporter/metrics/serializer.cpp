@@ -301,8 +301,10 @@ void om_exemplar(Writer& w, const SeriesNotes& n, std::size_t bucket) {
 // The buckets (with exemplars), then _count, _sum and _created.
 void om_histogram(Writer& w, std::string_view name, const ClientMetric& m, const SeriesNotes& n) {
   const auto& h = m.histogram;
-  double last = w.classic() ? -INFINITY : INFINITY;  // native only: no bucket at all
-  for (std::size_t i = 0; i < h.bucket.size() && w.classic(); ++i) {
+  // Native only, the collected histogram has just its +Inf bucket, which
+  // OpenMetrics requires of every histogram (+Inf == _count): it stays.
+  double last = -INFINITY;
+  for (std::size_t i = 0; i < h.bucket.size(); ++i) {
     w.head(name, "_bucket", m, "le", h.bucket[i].upper_bound);
     last = h.bucket[i].upper_bound;
     w.integer(h.bucket[i].cumulative_count);

@@ -80,8 +80,8 @@ void write_openmetrics(std::string& out, const std::vector<prometheus::MetricFam
 // for each part, in order, then end_exposition() (OpenMetrics' `# EOF`).
 // Neither reserves: the caller sizes `out` once.
 // With `classic` false histograms are written without their buckets
-// (metrics.classic: false): _count and _sum in the text formats, the native
-// histogram alone in protobuf.
+// (metrics.classic: false): _count and _sum in the text format, those and
+// the +Inf bucket OpenMetrics requires, the native histogram alone in protobuf.
 void append_families(std::string& out, Exposition format,
                      const std::vector<prometheus::MetricFamily>& families,
                      const NotesLookup& notes = {}, bool classic = true);

@@ -14,12 +14,14 @@
 #include "config/config.hpp"
 #include "metrics/metrics.hpp"
 #include "metrics_fixtures.hpp"
+#include "openmetrics.hpp"
 #include "prometheus/metrics.pb.h"
 
 namespace lse::metrics {
 namespace {
 
 namespace pb = io::prometheus::client;
+namespace om = lse::testing::om;
 using testing::fixed_process_stats;
 using testing::make_config;
 using testing::make_target;
@@ -186,14 +188,22 @@ TEST_F(ProtobufTest, NativeOnlyHasNoClassicBucketsInAnyFormat) {
   EXPECT_EQ(h.bucket_size(), 0);
   EXPECT_EQ(h.sample_count(), 2u);
   EXPECT_EQ(h.positive_span_size(), 2);
-  for (Exposition text : {Exposition::text, Exposition::openmetrics}) {
-    const std::string out = metrics.render(text);
-    EXPECT_EQ(out.find("_bucket"), std::string::npos);
-    EXPECT_NE(out.find("llm_stream_inter_chunk_gap_seconds_count{model=\"m\",prompt=\"p\",target="
-                       "\"t\"} 2"),
-              std::string::npos);
-    EXPECT_NE(out.find("llm_stream_inter_chunk_gap_seconds_sum{"), std::string::npos);
-  }
+  // Text: _count and _sum only.
+  const std::string text = metrics.render(Exposition::text);
+  EXPECT_EQ(text.find("_bucket"), std::string::npos);
+  EXPECT_NE(text.find("llm_stream_inter_chunk_gap_seconds_count{model=\"m\",prompt=\"p\",target="
+                      "\"t\"} 2"),
+            std::string::npos);
+  EXPECT_NE(text.find("llm_stream_inter_chunk_gap_seconds_sum{"), std::string::npos);
+  // OpenMetrics: the +Inf bucket every histogram must have, and nothing finer.
+  const om::Document d = om::read(metrics.render(Exposition::openmetrics));
+  EXPECT_TRUE(d.errors.empty()) << d.errors.front();
+  std::vector<const om::Sample*> buckets;
+  for (const auto& sample : d.samples)
+    if (sample.name == "llm_stream_inter_chunk_gap_seconds_bucket") buckets.push_back(&sample);
+  ASSERT_EQ(buckets.size(), 1u);
+  EXPECT_EQ(buckets[0]->labels.at("le"), "+Inf");
+  EXPECT_EQ(buckets[0]->value, 2);
 }
 
 TEST_F(ProtobufTest, NativeOffLeavesClassicHistograms) {
