@@ -46,6 +46,9 @@
 
 namespace lse::metrics {
 
+// Where a render hands the text formats over inside a family.
+constexpr std::size_t kPieceBytes = std::size_t{1} << 20;
+
 struct Metrics::Impl {
   std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
   FamilySet families{*registry};
@@ -272,10 +275,16 @@ struct Metrics::Impl {
     piece.reserve(largest_piece_bytes.load(std::memory_order_relaxed) * 9 / 8 + 4096);
     std::size_t largest = 0;
     auto hand_over = [&] {
+      if (piece.empty()) return true;
       largest = std::max(largest, piece.size());
       const bool more = sink(piece);
       piece.clear();
       return more;
+    };
+    // The text formats go out in pieces of about kPieceBytes even inside a
+    // family (the phases of 1,000 targets x 3 prompts are ~36 MB of text).
+    const SeriesBoundary boundary = [&](std::string& out) {
+      return out.size() < kPieceBytes || hand_over();
     };
     std::vector<prometheus::MetricFamily> one;
     bool more = true;
@@ -288,11 +297,10 @@ struct Metrics::Impl {
     families.each_in_registry_order([&](const prometheus::Collectable& family) {
       if (!more) return;
       one = family.Collect();
-      append_families(piece, format, one, notes(), classic);
-      more = hand_over();
+      more = append_families(piece, format, one, notes(), classic, boundary) && hand_over();
     });
     if (!more) return false;
-    append_families(piece, format, process, notes(), classic);
+    if (!append_families(piece, format, process, notes(), classic, boundary)) return false;
     end_exposition(piece, format);
     largest_piece_bytes.store(std::max(largest, piece.size()), std::memory_order_relaxed);
     return hand_over();
