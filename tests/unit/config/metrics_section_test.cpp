@@ -206,11 +206,12 @@ TEST(MetricsSection, NativeSettingsFalseTrueAndNativeOnly) {
 }
 
 TEST(MetricsSection, SchemaBoundsAreThoseOfPrometheus) {
-  for (int schema : {-4, 0, 8})
-    EXPECT_EQ(first_error("metrics: {native: {schema: " + std::to_string(schema) + "}}\n" +
-                          kPrompts + kTarget),
-              "")
-        << schema;
+  for (int schema : {-4, 0, 8}) {
+    std::string yaml = "metrics: {native: {schema: " + std::to_string(schema) + "}}\n";
+    yaml += kPrompts;
+    yaml += kTarget;
+    EXPECT_EQ(first_error(yaml), "") << schema;
+  }
   EXPECT_NE(first_error("metrics: {native: {schema: -5}}\n" + kPrompts + kTarget)
                 .find("must be between -4 and 8"),
             std::string::npos);

@@ -322,6 +322,7 @@ TEST_F(MetricsTest, ASinkTakesTheSameExpositionAFamilyAtATime) {
 // ~3 MB of text) goes out in pieces of about 1 MiB, cut between series.
 TEST_F(MetricsTest, ALargeFamilyGoesOutInPiecesOfAboutOneMebibyte) {
   std::vector<config::Target> targets;
+  targets.reserve(100);
   for (int i = 0; i < 100; ++i)
     targets.push_back(make_target("t" + std::to_string(i), "m", {"a", "b", "c"}));
   metrics.apply_config(make_config(targets));
