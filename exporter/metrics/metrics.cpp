@@ -296,6 +296,7 @@ struct Metrics::Impl {
     };
     families.each_in_registry_order([&](const prometheus::Collectable& family) {
       if (!more) return;
+      one.clear();  // let the last family go before collecting the next
       one = family.Collect();
       more = append_families(piece, format, one, notes(), classic, boundary) && hand_over();
     });
