@@ -236,6 +236,24 @@ TEST_F(ProtobufTest, NewNativeSettingsRebuildTheHistograms) {
   EXPECT_EQ(h.positive_span(0).offset(), -8);  // 0.003 in (2^-9, 2^-8] at schema 0
 }
 
+// A reload that keeps the settings keeps the counts; one that removes a
+// prompt removes its histograms, native ones included.
+TEST_F(ProtobufTest, ReloadKeepsOrRemovesNativeHistogramsWithTheirSeries) {
+  metrics.apply_config(make_config({make_target("t", "m", {"p", "q"})}));
+  probe::ProbeResult q = planted_gaps({0.003});
+  q.prompt = "q";
+  metrics.record(planted_gaps({0.003, 0.003}));
+  metrics.record(q);
+  apply();  // only prompt p is left
+  const auto all = scrape();
+  const pb::Metric* p = metric(all, "llm_stream_inter_chunk_gap_seconds", "prompt", "p");
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->histogram().sample_count(), 2u);
+  EXPECT_EQ(p->histogram().positive_delta(0), 2);
+  EXPECT_EQ(metric(all, "llm_stream_inter_chunk_gap_seconds", "prompt", "q"), nullptr);
+  EXPECT_EQ(family(all, "llm_stream_phase_seconds")->metric_size(), 6);
+}
+
 TEST_F(ProtobufTest, CountersCarryTheirCreatedTimestampAndEveryFamilyDecodes) {
   apply();
   metrics.record(planted_gaps({0.01}));
