@@ -294,6 +294,20 @@ const char* phase_series_name(PhaseSeries p) {
   return "";
 }
 
+void emit_native(YAML::Emitter& out, const std::optional<histogram::ExponentialSettings>& native) {
+  out << YAML::Key << "native" << YAML::Value;
+  if (!native) {
+    out << false;
+    return;
+  }
+  out << YAML::BeginMap;
+  out << YAML::Key << "schema" << YAML::Value << native->schema;
+  out << YAML::Key << "zero_threshold" << YAML::Value;
+  emit_number(out, native->zero_threshold);
+  out << YAML::Key << "max_buckets" << YAML::Value << native->max_buckets;
+  out << YAML::EndMap;
+}
+
 // The buckets go under metrics: (where they belong now), so the dump reads
 // back as a valid config.
 void emit_metrics(YAML::Emitter& out, const Config& config) {
@@ -306,6 +320,8 @@ void emit_metrics(YAML::Emitter& out, const Config& config) {
   out << YAML::Key << "per_prompt" << YAML::Value << config.metrics.per_prompt;
   out << YAML::Key << "max_series" << YAML::Value << config.metrics.max_series;
   out << YAML::Key << "max_scrape_bytes" << YAML::Value << config.metrics.max_scrape_bytes;
+  emit_native(out, config.metrics.native);
+  out << YAML::Key << "classic" << YAML::Value << config.metrics.classic;
   out << YAML::EndMap;
 }
 
