@@ -11,7 +11,8 @@ Every figure is what the upstream was told: usage counts tokens (chunks x tpc),
 and the exporter divides by the chunks that carried them, so the rows must say
 4.0, 1.0 and 3.0 exactly. The note must appear in `run`'s table, its JSON, and
 the HTML report made from the rows file (the rows reader), and nowhere for the
-one-token stream. Then `serve` on the same upstream: its rows carry the figure too.
+one-token stream. Then `serve` on the same upstream: its rows carry the figure too, and
+the llm_stream_tokens_per_chunk histogram sums exactly 4 (1) per probe counted.
 """
 import json
 import re
@@ -102,6 +103,15 @@ class Batching(unittest.TestCase):
                     rows = ex.rows(name)
                     self.assertGreaterEqual(len(rows), 3)
                     self.assertEqual({r['tokens_per_chunk'] for r in rows}, {want[name][1]}, rows)
+                    # llm_stream_tokens_per_chunk: one observation per probe, each the
+                    # row's figure, so the sum is exactly that many times the count.
+                    samples = ex.samples()
+                    pick = lambda suffix: sum(v for n, l, v in samples  # noqa: E731
+                                              if n == 'llm_stream_tokens_per_chunk' + suffix
+                                              and l.get('target') == name)
+                    count, total = pick('_count'), pick('_sum')
+                    self.assertGreaterEqual(count, 3, name)
+                    self.assertEqual(total, want[name][1] * count, name)
 
 
 if __name__ == '__main__':
