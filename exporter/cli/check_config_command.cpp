@@ -24,7 +24,14 @@ std::string count_of(std::size_t n, std::string_view one, std::string_view many)
   return fmt::format("{} {}", n, n == 1 ? one : many);
 }
 
-// "shard 0: 3 targets, 1,234 series" per shard: what each replica of a
+// "1,200 series at start, at most 1,234": what a config puts on /metrics
+// when applied, and with every finish (and, native only, failure) reason seen.
+std::string series_figures(const config::SeriesCount& n) {
+  return fmt::format("{} series at start, at most {}", config::with_thousands(n.at_start),
+                     config::with_thousands(n.at_most));
+}
+
+// "shard 0: 3 targets, 1,200 series at start, at most 1,234" per shard: what each replica of a
 // sharded deployment runs (series as metrics.max_series counts them there).
 void print_shards(const config::Config& cfg, std::uint64_t count, std::ostream& out) {
   for (std::uint64_t k = 0; k < count; ++k) {
@@ -32,9 +39,9 @@ void print_shards(const config::Config& cfg, std::uint64_t count, std::ostream& 
     std::erase_if(share.targets, [&](const config::Target& t) {
       return !shard::owns({k, count}, t.name);
     });
-    out << fmt::format("shard {} of {}: {}, {} series\n", k, count,
+    out << fmt::format("shard {} of {}: {}, {}\n", k, count,
                        count_of(share.targets.size(), "target", "targets"),
-                       config::with_thousands(config::series_count(share).at_most));
+                       series_figures(config::series_count(share)));
   }
 }
 
@@ -81,13 +88,13 @@ std::string describe_prompt(const config::Prompt& prompt) {
   return fmt::format("prompt {}: file {}", prompt.name, prompt.source);
 }
 
-// The series count is the one metrics.max_series bounds: every series the
-// config can put on /metrics, finish reasons and process_* included.
+// The series count "at most" is the one metrics.max_series bounds: every
+// series the config can put on /metrics, finish reasons and process_*
+// included ("at start": before any probe).
 std::string summary_line(const std::string& path, const config::Config& cfg) {
-  return fmt::format("{}: ok ({}, {}, {} series)", path,
-                     count_of(cfg.targets.size(), "target", "targets"),
+  return fmt::format("{}: ok ({}, {}, {})", path, count_of(cfg.targets.size(), "target", "targets"),
                      count_of(cfg.prompts.size(), "prompt", "prompts"),
-                     config::with_thousands(config::series_count(cfg).at_most));
+                     series_figures(config::series_count(cfg)));
 }
 
 int check_config_command(const CheckConfigOptions& o, std::ostream& out, std::ostream& err) {

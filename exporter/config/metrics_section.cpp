@@ -205,9 +205,9 @@ void check_max_series(const Reader& r, const Fields& top, const Config& config,
   if (implied <= limit) return;
   // A shard (LoadOptions::keep_target) is held to the limit by its own share.
   const std::string message = fmt::format(
-      "{} {} series, above metrics.max_series {}{}; set metrics.per_prompt: "
-      "false or metrics.phases: sum_count, use fewer buckets, prompts or targets, or raise "
-      "metrics.max_series",
+      "{} {} series, above metrics.max_series {}{}; set metrics.classic: false "
+      "(native histograms only), metrics.per_prompt: false or metrics.phases: sum_count, use "
+      "fewer buckets, prompts or targets, or raise metrics.max_series",
       r.options().keep_target ? "this shard's targets imply" : "the config implies",
       with_thousands(implied), with_thousands(limit), ctx.max_series_item ? "" : " (the default)");
   if (ctx.max_series_item) r.fail(*ctx.max_series_item, message);

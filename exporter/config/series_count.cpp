@@ -3,6 +3,7 @@
 // One function, used by the metrics.max_series guard and check-config's
 // summary; tests/unit/metrics/series_count_test.cpp holds it to what
 // Metrics::render() really writes.
+#include <utility>
 #include <string>
 
 #include "config/config.hpp"
@@ -16,11 +17,22 @@ using metrics::Scope;
 using metrics::Type;
 
 // Series per label set: a histogram's buckets (+Inf included), _sum and
-// _count; one for a counter or gauge.
+// _count; one for a counter or gauge. Native only (metrics.classic: false),
+// a histogram is one series: a native histogram, as Prometheus stores it
+// from the protobuf exposition (a text scrape of it stores _count and _sum).
 std::uint64_t series_per_label_set(const Config& config, const FamilySpec& spec) {
   if (spec.type != Type::histogram) return 1;
   const auto bounds = histogram_bounds(config, spec.buckets);
-  return bounds ? bounds->size() + 3 : 0;
+  if (!bounds) return 0;
+  return config.metrics.classic ? bounds->size() + 3 : 1;
+}
+
+// Label sets made when the config is applied, and how many more may appear:
+// native only, failure reasons appear on first sight as finish reasons do.
+std::pair<std::uint64_t, std::uint64_t> label_sets(const Config& config, const FamilySpec& spec) {
+  if (spec.id == metrics::F::failures && !config.metrics.classic)
+    return {0, spec.label_sets + spec.later_label_sets};
+  return {spec.label_sets, spec.later_label_sets};
 }
 
 // Series sets of a scope: per (target, prompt), or per target with
@@ -53,8 +65,9 @@ SeriesCount series_count(const Config& config) {
   SeriesCount n{metrics::kProcessSeries, metrics::kProcessSeries};
   for (const FamilySpec& spec : metrics::kFamilies) {
     const std::uint64_t each = sets_of(config, spec.scope) * series_per_label_set(config, spec);
-    n.at_start += each * spec.label_sets;
-    n.at_most += each * (spec.label_sets + spec.later_label_sets);
+    const auto [at_start, later] = label_sets(config, spec);
+    n.at_start += each * at_start;
+    n.at_most += each * (at_start + later);
   }
   return n;
 }

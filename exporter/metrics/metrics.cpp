@@ -46,6 +46,9 @@
 
 namespace lse::metrics {
 
+// Where a render hands the text formats over inside a family.
+constexpr std::size_t kPieceBytes = std::size_t{1} << 20;
+
 struct Metrics::Impl {
   std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
   FamilySet families{*registry};
@@ -60,7 +63,7 @@ struct Metrics::Impl {
   std::map<std::string, TargetSeries, std::less<>> targets;
   HistogramBounds bounds;  // what the existing histograms were built with
   NativeSettings native;   // and their native histograms
-  bool classic = true;     // metrics.classic: whether histograms expose their buckets
+  bool classic = true;     // metrics.classic: histograms show buckets, failure reasons start at 0
   mutable std::atomic<std::size_t> last_render_bytes{0};    // sizes the next whole render
   mutable std::atomic<std::size_t> largest_piece_bytes{0};  // sizes the next render's piece
 
@@ -173,10 +176,11 @@ struct Metrics::Impl {
       t.prompt_names = w.prompts;
       const Labels set_labels = merged({{"target", name}, {"model", w.model}}, w.own_labels);
       if (!w.per_prompt && t.prompts.empty())
-        t.prompts.emplace("", factory.create(set_labels, b, native));
+        t.prompts.emplace("", factory.create(set_labels, b, native, classic));
       for (const auto& prompt : w.per_prompt ? w.prompts : std::vector<std::string>{}) {
         if (t.prompts.count(prompt)) continue;
-        t.prompts.emplace(prompt, factory.create(with(set_labels, "prompt", prompt), b, native));
+        t.prompts.emplace(prompt,
+                          factory.create(with(set_labels, "prompt", prompt), b, native, classic));
       }
       if (!t.stall_threshold)
         t.stall_threshold =
@@ -271,10 +275,16 @@ struct Metrics::Impl {
     piece.reserve(largest_piece_bytes.load(std::memory_order_relaxed) * 9 / 8 + 4096);
     std::size_t largest = 0;
     auto hand_over = [&] {
+      if (piece.empty()) return true;
       largest = std::max(largest, piece.size());
       const bool more = sink(piece);
       piece.clear();
       return more;
+    };
+    // The text formats go out in pieces of about kPieceBytes even inside a
+    // family (the phases of 1,000 targets x 3 prompts are ~36 MB of text).
+    const SeriesBoundary boundary = [&](std::string& out) {
+      return out.size() < kPieceBytes || hand_over();
     };
     std::vector<prometheus::MetricFamily> one;
     bool more = true;
@@ -287,11 +297,10 @@ struct Metrics::Impl {
     families.each_in_registry_order([&](const prometheus::Collectable& family) {
       if (!more) return;
       one = family.Collect();
-      append_families(piece, format, one, notes(), classic);
-      more = hand_over();
+      more = append_families(piece, format, one, notes(), classic, boundary) && hand_over();
     });
     if (!more) return false;
-    append_families(piece, format, process, notes(), classic);
+    if (!append_families(piece, format, process, notes(), classic, boundary)) return false;
     end_exposition(piece, format);
     largest_piece_bytes.store(std::max(largest, piece.size()), std::memory_order_relaxed);
     return hand_over();

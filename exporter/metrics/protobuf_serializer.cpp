@@ -1,6 +1,6 @@
 // Written a metric at a time: each Metric message is built with the
-// generated classes, serialized as field 4 of its family, and the family's
-// header and length go in front once its metrics are written. No
+// generated classes and serialized as field 4 of its family, behind the
+// family's header; the length goes in front once the metrics are written. No
 // MetricFamily message holding every metric of a large family is built.
 #include "metrics/protobuf_serializer.hpp"
 
@@ -137,29 +137,34 @@ void set_metric(pb::Metric& out, const MetricFamily& f, const ClientMetric& m,
   }
 }
 
-// One family: its metrics serialized into `body` (reused), then the length
-// and header in front of them in `out`.
-void append_family(std::string& out, std::string& body, const MetricFamily& f,
-                   const NotesLookup& lookup, SeriesNotes& notes, bool classic) {
+// One family, straight into `out`: room for the longest length varint, the
+// header and the metrics, then the real length written in front and the
+// message moved up against it (no second buffer of the family's bytes).
+void append_family(std::string& out, const MetricFamily& f, const NotesLookup& lookup,
+                   SeriesNotes& notes, bool classic) {
+  constexpr std::size_t kLengthRoom = 5;  // a varint of up to 2^35 - 1
+  const std::size_t start = out.size();
+  out.append(kLengthRoom, '\0');
   pb::MetricFamily header;
   header.set_name(f.name);
   if (!f.help.empty()) header.set_help(f.help);
   header.set_type(proto_type(f.type));
+  header.AppendToString(&out);
   pb::Metric metric;
-  body.clear();
   for (const auto& m : f.metric) {
     notes.clear();
     if (lookup && f.type != MetricType::Gauge && f.type != MetricType::Untyped) lookup(f, m, notes);
     metric.Clear();
     set_metric(metric, f, m, notes, classic);
-    append_varint(body, kMetricTag);
-    append_varint(body, metric.ByteSizeLong());
-    metric.AppendToString(&body);
+    append_varint(out, kMetricTag);
+    append_varint(out, metric.ByteSizeLong());
+    metric.AppendToString(&out);
   }
-  const std::size_t header_size = header.ByteSizeLong();
-  append_varint(out, header_size + body.size());
-  header.AppendToString(&out);
-  out += body;
+  const std::size_t length = out.size() - start - kLengthRoom;
+  std::uint8_t prefix[10];
+  const auto* end = CodedOutputStream::WriteVarint64ToArray(length, prefix);
+  const auto prefix_size = static_cast<std::size_t>(end - prefix);
+  out.replace(start, kLengthRoom, reinterpret_cast<const char*>(prefix), prefix_size);
 }
 
 }  // namespace
@@ -168,8 +173,7 @@ void append_protobuf(std::string& out, const std::vector<MetricFamily>& families
                      const NotesLookup& notes, bool classic) {
   SeriesNotes scratch;
   scratch.want_native = true;
-  std::string body;
-  for (const auto& f : families) append_family(out, body, f, notes, scratch, classic);
+  for (const auto& f : families) append_family(out, f, notes, scratch, classic);
 }
 
 }  // namespace lse::metrics

@@ -18,11 +18,11 @@ void observe(Series& s, F f, double v, const probe::ProbeResult& r,
   if (exemplar_at) n->offer_exemplar(r.id, v, *exemplar_at);
 }
 
-void count_outcome(Series& s, const probe::ProbeResult& r) {
+void count_outcome(Series& s, const probe::ProbeResult& r, const SeriesFactory& factory) {
   (r.ok ? s.success : s.failure)->Increment();
   if (r.ok) return;
   for (std::size_t i = 0; i < probe::kAllFailureReasons.size(); ++i)
-    if (probe::kAllFailureReasons[i] == r.reason) s.failures[i]->Increment();
+    if (probe::kAllFailureReasons[i] == r.reason) factory.failure_counter(s, i).Increment();
 }
 
 // The clock of the stream. TTFT and the largest gap become their buckets'
@@ -80,7 +80,7 @@ void observe_stream_summaries(Series& s, const probe::ProbeResult& r) {
 // What happened is counted whatever the outcome: a stall before a timeout
 // was still a stall the user felt, and a first token that arrived arrived.
 void record_into(Series& s, const probe::ProbeResult& r, const SeriesFactory& factory) {
-  count_outcome(s, r);
+  count_outcome(s, r, factory);
   observe_clock(s, r);
   count_stream(s, r, factory);
   observe_stream_summaries(s, r);

@@ -32,6 +32,8 @@ class Writer {
 
   // Whether histograms show their buckets (metrics.classic).
   bool classic() const { return classic_; }
+  // What has been written (a series boundary may send and clear it).
+  std::string& out() { return out_; }
 
   void text(std::string_view s) { out_ += s; }
   void ch(char c) { out_ += c; }
@@ -211,7 +213,7 @@ void text_summary(Writer& w, const MetricFamily& f, const ClientMetric& m) {
   }
 }
 
-void text_family(Writer& w, const MetricFamily& f) {
+bool text_family(Writer& w, const MetricFamily& f, const SeriesBoundary& boundary) {
   if (!f.help.empty()) {
     w.text("# HELP ");
     w.text(f.name);
@@ -234,7 +236,9 @@ void text_family(Writer& w, const MetricFamily& f) {
       w.number(single_value(f, m));
       w.tail(m);
     }
+    if (boundary && !boundary(w.out())) return false;
   }
+  return true;
 }
 
 // --- OpenMetrics 1.0.0 --------------------------------------------------------
@@ -301,8 +305,10 @@ void om_exemplar(Writer& w, const SeriesNotes& n, std::size_t bucket) {
 // The buckets (with exemplars), then _count, _sum and _created.
 void om_histogram(Writer& w, std::string_view name, const ClientMetric& m, const SeriesNotes& n) {
   const auto& h = m.histogram;
-  double last = w.classic() ? -INFINITY : INFINITY;  // native only: no bucket at all
-  for (std::size_t i = 0; i < h.bucket.size() && w.classic(); ++i) {
+  // Native only, the collected histogram has just its +Inf bucket, which
+  // OpenMetrics requires of every histogram (+Inf == _count): it stays.
+  double last = -INFINITY;
+  for (std::size_t i = 0; i < h.bucket.size(); ++i) {
     w.head(name, "_bucket", m, "le", h.bucket[i].upper_bound);
     last = h.bucket[i].upper_bound;
     w.integer(h.bucket[i].cumulative_count);
@@ -339,7 +345,8 @@ void om_summary(Writer& w, std::string_view name, const ClientMetric& m, const S
   om_created(w, name, m, n);
 }
 
-void om_family(Writer& w, const MetricFamily& f, const NotesLookup& lookup, SeriesNotes& notes) {
+bool om_family(Writer& w, const MetricFamily& f, const NotesLookup& lookup, SeriesNotes& notes,
+               const SeriesBoundary& boundary) {
   const std::string_view name = om_family_name(f);
   om_metadata(w, f, name);
   for (const auto& m : f.metric) {
@@ -360,7 +367,9 @@ void om_family(Writer& w, const MetricFamily& f, const NotesLookup& lookup, Seri
         w.tail(m);
         break;
     }
+    if (boundary && !boundary(w.out())) return false;
   }
+  return true;
 }
 
 // Room for the whole exposition in one allocation, judged from its shape.
@@ -376,7 +385,7 @@ std::size_t estimated_size(const std::vector<MetricFamily>& families) {
 void write_text(std::string& out, const std::vector<MetricFamily>& families) {
   out.reserve(out.size() + estimated_size(families));
   Writer w(out, Exposition::text);
-  for (const auto& f : families) text_family(w, f);
+  for (const auto& f : families) text_family(w, f, {});
 }
 
 void write_openmetrics(std::string& out, const std::vector<MetricFamily>& families,
@@ -384,23 +393,24 @@ void write_openmetrics(std::string& out, const std::vector<MetricFamily>& famili
   out.reserve(out.size() + estimated_size(families) * 5 / 4);
   Writer w(out, Exposition::openmetrics);
   SeriesNotes scratch;
-  for (const auto& f : families) om_family(w, f, notes, scratch);
+  for (const auto& f : families) om_family(w, f, notes, scratch, {});
   out += "# EOF\n";
 }
 
-void append_families(std::string& out, Exposition format, const std::vector<MetricFamily>& families,
-                     const NotesLookup& notes, bool classic) {
+bool append_families(std::string& out, Exposition format, const std::vector<MetricFamily>& families,
+                     const NotesLookup& notes, bool classic, const SeriesBoundary& boundary) {
   if (format == Exposition::protobuf) {
     append_protobuf(out, families, notes, classic);
-    return;
+    return true;
   }
   Writer w(out, format, classic);
-  if (format == Exposition::text) {
-    for (const auto& f : families) text_family(w, f);
-    return;
-  }
   SeriesNotes scratch;
-  for (const auto& f : families) om_family(w, f, notes, scratch);
+  for (const auto& f : families) {
+    const bool more = format == Exposition::text ? text_family(w, f, boundary)
+                                                 : om_family(w, f, notes, scratch, boundary);
+    if (!more) return false;
+  }
+  return true;
 }
 
 void end_exposition(std::string& out, Exposition format) {

@@ -80,11 +80,18 @@ void write_openmetrics(std::string& out, const std::vector<prometheus::MetricFam
 // for each part, in order, then end_exposition() (OpenMetrics' `# EOF`).
 // Neither reserves: the caller sizes `out` once.
 // With `classic` false histograms are written without their buckets
-// (metrics.classic: false): _count and _sum in the text formats, the native
-// histogram alone in protobuf.
-void append_families(std::string& out, Exposition format,
+// (metrics.classic: false): _count and _sum in the text format, those and
+// the +Inf bucket OpenMetrics requires, the native histogram alone in protobuf.
+// `boundary`, when given, is called after each series of the text formats
+// with `out`: a render that sends and clears it there holds a piece of a
+// family, not the whole family (a protobuf family, whose length comes
+// first, is written whole). False from it stops the writing, and so does
+// the returned false.
+using SeriesBoundary = std::function<bool(std::string& out)>;
+bool append_families(std::string& out, Exposition format,
                      const std::vector<prometheus::MetricFamily>& families,
-                     const NotesLookup& notes = {}, bool classic = true);
+                     const NotesLookup& notes = {}, bool classic = true,
+                     const SeriesBoundary& boundary = {});
 void end_exposition(std::string& out, Exposition format);
 
 std::string serialize(const std::vector<prometheus::MetricFamily>& families, Exposition format,

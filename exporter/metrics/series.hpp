@@ -69,7 +69,10 @@ struct Series {
 
   Counter* success = nullptr;
   Counter* failure = nullptr;
-  std::array<Counter*, probe::kAllFailureReasons.size()> failures{};
+  // Zero-initialised, except with metrics.classic: false (native only, the
+  // series-saving mode), where a reason's counter appears on first sight as
+  // finish reasons do; hence atomic, like `finish`.
+  std::array<std::atomic<Counter*>, probe::kAllFailureReasons.size()> failures{};
   Counter* stalls = nullptr;
   Counter* stall_seconds = nullptr;
   Counter* stalled_probes = nullptr;

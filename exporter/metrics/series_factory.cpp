@@ -66,7 +66,8 @@ void SeriesFactory::remove_histograms(Series& s, F f) const {
 }
 
 std::unique_ptr<Series> SeriesFactory::create(Labels labels, const HistogramBounds& b,
-                                              const NativeSettings& native) const {
+                                              const NativeSettings& native,
+                                              bool failures_at_start) const {
   auto s = std::make_unique<Series>();
   s->labels = std::move(labels);
   s->created = wall_clock::unix_now();
@@ -74,10 +75,8 @@ std::unique_ptr<Series> SeriesFactory::create(Labels labels, const HistogramBoun
     add_histograms(*s, static_cast<F>(i), b[i], native);
   s->success = &families_.counter(F::probes).Add(with(s->labels, "result", "success"));
   s->failure = &families_.counter(F::probes).Add(with(s->labels, "result", "failure"));
-  for (std::size_t i = 0; i < probe::kAllFailureReasons.size(); ++i)
-    s->failures[i] =
-        &families_.counter(F::failures)
-             .Add(with(s->labels, "reason", probe::to_string(probe::kAllFailureReasons[i])));
+  for (std::size_t i = 0; i < probe::kAllFailureReasons.size() && failures_at_start; ++i)
+    failure_counter(*s, i);
   s->stalls = &families_.counter(F::stalls).Add(s->labels);
   s->stall_seconds = &families_.counter(F::stall_seconds).Add(s->labels);
   s->stalled_probes = &families_.counter(F::stalled_probes).Add(s->labels);
@@ -98,7 +97,8 @@ void SeriesFactory::remove(Series& s) const {
   for (std::size_t i = 0; i < kHistogramCount; ++i) remove_histograms(s, static_cast<F>(i));
   families_.counter(F::probes).Remove(s.success);
   families_.counter(F::probes).Remove(s.failure);
-  for (Counter* c : s.failures) families_.counter(F::failures).Remove(c);
+  for (auto& f : s.failures)
+    if (Counter* c = f.load()) families_.counter(F::failures).Remove(c);
   families_.counter(F::stalls).Remove(s.stalls);
   families_.counter(F::stall_seconds).Remove(s.stall_seconds);
   families_.counter(F::stalled_probes).Remove(s.stalled_probes);
@@ -120,6 +120,17 @@ Counter& SeriesFactory::finish_counter(Series& s, std::string_view reason) const
   if (!c) {
     c = &families_.counter(F::finish_reasons).Add(with(s.labels, "reason", kFinishReasons[i]));
     s.finish[i].store(c, std::memory_order_release);
+  }
+  return *c;
+}
+
+Counter& SeriesFactory::failure_counter(Series& s, std::size_t i) const {
+  Counter* c = s.failures[i].load(std::memory_order_acquire);
+  if (!c) {
+    // Family::Add is thread-safe and hands two racing threads the same series.
+    c = &families_.counter(F::failures)
+             .Add(with(s.labels, "reason", probe::to_string(probe::kAllFailureReasons[i])));
+    s.failures[i].store(c, std::memory_order_release);
   }
   return *c;
 }

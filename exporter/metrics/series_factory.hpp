@@ -29,9 +29,10 @@ class SeriesFactory {
   explicit SeriesFactory(const FamilySet& families) : families_(families) {}
 
   // `native`: the settings of the native histogram beside each classic one
-  // (nullopt: none).
+  // (nullopt: none). `failures_at_start` false leaves the failure-reason
+  // counters to failure_counter (metrics.classic: false).
   std::unique_ptr<Series> create(Labels labels, const HistogramBounds& b,
-                                 const NativeSettings& native) const;
+                                 const NativeSettings& native, bool failures_at_start = true) const;
   void remove(Series& s) const;
 
   // New histograms start from zero: their `_created` is now, their
@@ -42,6 +43,9 @@ class SeriesFactory {
 
   // The finish-reason counter of `reason`, created on first sight.
   Counter& finish_counter(Series& s, std::string_view reason) const;
+  // The failure-reason counter of row `i` of probe::kAllFailureReasons,
+  // created on first sight when create() left it out.
+  Counter& failure_counter(Series& s, std::size_t i) const;
 
  private:
   const FamilySet& families_;

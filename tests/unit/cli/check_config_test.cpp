@@ -64,19 +64,31 @@ TEST(CheckConfig, SummaryLineSaysOneTargetNotOneTargetsAndCountsEverySeries) {
   c.targets = {target(api::Dialect::openai_chat, "http://h")};
   c.targets[0].prompts = {"p"};
   // One series set (299 + 6 finish reasons), 7 per target, 6 of the
-  // exporter's own and 6 process_*.
-  EXPECT_EQ(summary_line("f.yaml", c), "f.yaml: ok (1 target, 1 prompt, 326 series)");
+  // exporter's own and 6 process_*; finish reasons appear on first sight.
+  EXPECT_EQ(summary_line("f.yaml", c),
+            "f.yaml: ok (1 target, 1 prompt, 320 series at start, at most 326)");
   c.prompts["q"] = {"q", "ho", "inline"};
   c.targets.push_back(c.targets[0]);
   c.targets[1].prompts = {"p", "q"};
-  EXPECT_EQ(summary_line("f.yaml", c), "f.yaml: ok (2 targets, 2 prompts, 943 series)");
+  EXPECT_EQ(summary_line("f.yaml", c),
+            "f.yaml: ok (2 targets, 2 prompts, 925 series at start, at most 943)");
   // The number is config::series_count's: the metrics section moves it.
   c.metrics.per_prompt = false;
   c.metrics.phases = config::PhaseSeries::off;
-  EXPECT_EQ(summary_line("f.yaml", c), fmt::format("f.yaml: ok (2 targets, 2 prompts, {} series)",
-                                                   config::series_count(c).at_most));
+  EXPECT_EQ(summary_line("f.yaml", c),
+            fmt::format("f.yaml: ok (2 targets, 2 prompts, {} series at start, at most {})",
+                        config::series_count(c).at_start, config::series_count(c).at_most));
+  // Native only: a histogram is one series, failure reasons appear on first sight.
+  auto native_only = c;
+  native_only.metrics.classic = false;
+  EXPECT_EQ(summary_line("f.yaml", native_only),
+            fmt::format("f.yaml: ok (2 targets, 2 prompts, {} series at start, at most {})",
+                        config::series_count(native_only).at_start,
+                        config::series_count(native_only).at_most));
+  EXPECT_LT(config::series_count(native_only).at_most, config::series_count(c).at_start);
   for (int i = 0; i < 10; ++i) c.targets.push_back(c.targets[0]);
-  EXPECT_EQ(summary_line("f.yaml", c), "f.yaml: ok (12 targets, 2 prompts, 2,534 series)");
+  EXPECT_EQ(summary_line("f.yaml", c),
+            "f.yaml: ok (12 targets, 2 prompts, 2,462 series at start, at most 2,534)");
 }
 
 TEST(CheckConfigOptions, FileAndNoEnvCheckFromTheCommandLine) {
@@ -155,7 +167,10 @@ TEST(CheckConfig, WarningsGoToStderrAndDoNotFail) {
                         0),
             0u)
       << c.err;
-  EXPECT_EQ(c.out.rfind(cfg.path() + ": ok (1 target, 1 prompt, 326 series)\n", 0), 0u) << c.out;
+  EXPECT_EQ(
+      c.out.rfind(cfg.path() + ": ok (1 target, 1 prompt, 320 series at start, at most 326)\n", 0),
+      0u)
+      << c.out;
 }
 
 // Each prompt's line says where its text came from: the built-in set, a file
@@ -168,7 +183,7 @@ TEST(CheckConfig, SaysWhereEachPromptCameFrom) {
   const Checked c = check(built_in.path());
   ASSERT_EQ(c.exit_code, 0) << c.err;
   EXPECT_EQ(c.out, built_in.path() +
-                       ": ok (1 target, 3 prompts, 936 series)\n"
+                       ": ok (1 target, 3 prompts, 918 series at start, at most 936)\n"
                        "  a: openai-chat POST http://h/chat/completions, model m, "
                        "no key\n"
                        "  prompt long: file " +
@@ -290,8 +305,11 @@ TEST(CheckConfig, ShardCountShowsEachTargetsShardAndEachShardsSize) {
       << text;
   // Each shard: one target's series plus the exporter's own, as
   // metrics.max_series counts them in that replica (326 = 312 + 14).
-  EXPECT_NE(text.find("shard 0 of 2: 1 target, 326 series\nshard 1 of 2: 1 target, 326 series\n"),
-            std::string::npos)
+  EXPECT_NE(
+      text.find(
+          "shard 0 of 2: 1 target, 320 series at start, at most 326\nshard 1 of 2: 1 target, 320 "
+          "series at start, at most 326\n"),
+      std::string::npos)
       << text;
   const Checked plain = check(cfg.path());
   EXPECT_EQ(plain.out.find("shard"), std::string::npos) << plain.out;

@@ -106,8 +106,9 @@ TEST(MaxSeries, ExactlyTheLimitIsFineOneAboveIsRefusedWithTheNumber) {
   EXPECT_EQ(first_error(below + kPrompts + kTarget),
             "f.yaml:1:23: metrics.max_series: the config implies " + std::to_string(n) +
                 " series, above metrics.max_series " + std::to_string(n - 1) +
-                "; set metrics.per_prompt: false or metrics.phases: sum_count, use fewer "
-                "buckets, prompts or targets, or raise metrics.max_series");
+                "; set metrics.classic: false (native histograms only), metrics.per_prompt: "
+                "false or metrics.phases: sum_count, use fewer buckets, prompts or targets, or "
+                "raise metrics.max_series");
 }
 
 TEST(MaxSeries, TheDefaultLimitIsBlamedOnTargets) {
@@ -115,8 +116,8 @@ TEST(MaxSeries, TheDefaultLimitIsBlamedOnTargets) {
   for (int i = 0; i < 400; ++i)
     yaml += "  - {name: t" + std::to_string(i) + ", url: 'http://h', model: m}\n";
   const std::string error = first_error(yaml);
-  // 400 targets × (290 per series set + 7 per target) + 12 of the exporter
-  EXPECT_EQ(error.rfind("f.yaml:3:1: targets: the config implies 118,814 series", 0), 0u) << error;
+  // 400 targets × (305 per series set + 7 per target) + 12 of the exporter
+  EXPECT_EQ(error.rfind("f.yaml:3:1: targets: the config implies 124,814 series", 0), 0u) << error;
   EXPECT_NE(error.find("series, above metrics.max_series 100,000 (the default); "),
             std::string::npos)
       << error;
@@ -205,11 +206,12 @@ TEST(MetricsSection, NativeSettingsFalseTrueAndNativeOnly) {
 }
 
 TEST(MetricsSection, SchemaBoundsAreThoseOfPrometheus) {
-  for (int schema : {-4, 0, 8})
-    EXPECT_EQ(first_error("metrics: {native: {schema: " + std::to_string(schema) + "}}\n" +
-                          kPrompts + kTarget),
-              "")
-        << schema;
+  for (int schema : {-4, 0, 8}) {
+    std::string yaml = "metrics: {native: {schema: " + std::to_string(schema) + "}}\n";
+    yaml += kPrompts;
+    yaml += kTarget;
+    EXPECT_EQ(first_error(yaml), "") << schema;
+  }
   EXPECT_NE(first_error("metrics: {native: {schema: -5}}\n" + kPrompts + kTarget)
                 .find("must be between -4 and 8"),
             std::string::npos);

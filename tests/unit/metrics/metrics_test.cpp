@@ -318,6 +318,31 @@ TEST_F(MetricsTest, ASinkTakesTheSameExpositionAFamilyAtATime) {
   }
 }
 
+// A family larger than a piece (the phases of 100 targets x 3 prompts are
+// ~3 MB of text) goes out in pieces of about 1 MiB, cut between series.
+TEST_F(MetricsTest, ALargeFamilyGoesOutInPiecesOfAboutOneMebibyte) {
+  std::vector<config::Target> targets;
+  targets.reserve(100);
+  for (int i = 0; i < 100; ++i)
+    targets.push_back(make_target("t" + std::to_string(i), "m", {"a", "b", "c"}));
+  metrics.apply_config(make_config(targets));
+  for (auto format : {lse::metrics::Exposition::text, lse::metrics::Exposition::openmetrics}) {
+    std::string joined;
+    std::size_t largest = 0, pieces = 0;
+    EXPECT_TRUE(metrics.render(format, [&](std::string_view piece) {
+      largest = std::max(largest, piece.size());
+      ++pieces;
+      EXPECT_EQ(piece.back(), '\n');  // cut at the end of a series' lines
+      joined += piece;
+      return true;
+    }));
+    EXPECT_EQ(joined, metrics.render(format));
+    EXPECT_GT(joined.size(), 7u << 20);
+    EXPECT_LE(largest, (1u << 20) + 4096);
+    EXPECT_GT(pieces, joined.size() >> 20);
+  }
+}
+
 TEST_F(MetricsTest, ASinkThatSaysStopEndsTheRenderThere) {
   metrics.apply_config(make_config({make_target("t", "m", {"p"})}));
   metrics.record(success("t", "m", "p"));

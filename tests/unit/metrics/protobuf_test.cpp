@@ -11,14 +11,17 @@
 #include <thread>
 #include <vector>
 
+#include "config/config.hpp"
 #include "metrics/metrics.hpp"
 #include "metrics_fixtures.hpp"
+#include "openmetrics.hpp"
 #include "prometheus/metrics.pb.h"
 
 namespace lse::metrics {
 namespace {
 
 namespace pb = io::prometheus::client;
+namespace om = lse::testing::om;
 using testing::fixed_process_stats;
 using testing::make_config;
 using testing::make_target;
@@ -185,14 +188,22 @@ TEST_F(ProtobufTest, NativeOnlyHasNoClassicBucketsInAnyFormat) {
   EXPECT_EQ(h.bucket_size(), 0);
   EXPECT_EQ(h.sample_count(), 2u);
   EXPECT_EQ(h.positive_span_size(), 2);
-  for (Exposition text : {Exposition::text, Exposition::openmetrics}) {
-    const std::string out = metrics.render(text);
-    EXPECT_EQ(out.find("_bucket"), std::string::npos);
-    EXPECT_NE(out.find("llm_stream_inter_chunk_gap_seconds_count{model=\"m\",prompt=\"p\",target="
-                       "\"t\"} 2"),
-              std::string::npos);
-    EXPECT_NE(out.find("llm_stream_inter_chunk_gap_seconds_sum{"), std::string::npos);
-  }
+  // Text: _count and _sum only.
+  const std::string text = metrics.render(Exposition::text);
+  EXPECT_EQ(text.find("_bucket"), std::string::npos);
+  EXPECT_NE(text.find("llm_stream_inter_chunk_gap_seconds_count{model=\"m\",prompt=\"p\",target="
+                      "\"t\"} 2"),
+            std::string::npos);
+  EXPECT_NE(text.find("llm_stream_inter_chunk_gap_seconds_sum{"), std::string::npos);
+  // OpenMetrics: the +Inf bucket every histogram must have, and nothing finer.
+  const om::Document d = om::read(metrics.render(Exposition::openmetrics));
+  EXPECT_TRUE(d.errors.empty()) << d.errors.front();
+  std::vector<const om::Sample*> buckets;
+  for (const auto& sample : d.samples)
+    if (sample.name == "llm_stream_inter_chunk_gap_seconds_bucket") buckets.push_back(&sample);
+  ASSERT_EQ(buckets.size(), 1u);
+  EXPECT_EQ(buckets[0]->labels.at("le"), "+Inf");
+  EXPECT_EQ(buckets[0]->value, 2);
 }
 
 TEST_F(ProtobufTest, NativeOffLeavesClassicHistograms) {
@@ -213,7 +224,8 @@ TEST_F(ProtobufTest, NewNativeSettingsRebuildTheHistograms) {
   apply([](config::Config& c) {
     c.metrics.native = histogram::ExponentialSettings{0, 0.001, 160};
   });
-  const pb::Histogram& before = metric(scrape(), "llm_stream_inter_chunk_gap_seconds")->histogram();
+  const auto rebuilt = scrape();
+  const pb::Histogram& before = metric(rebuilt, "llm_stream_inter_chunk_gap_seconds")->histogram();
   EXPECT_EQ(before.sample_count(), 0u);
   EXPECT_EQ(before.schema(), 0);
   metrics.record(planted_gaps({0.0005, 0.003}));  // 0.5 ms is at or below the zero threshold
@@ -242,6 +254,32 @@ TEST_F(ProtobufTest, CountersCarryTheirCreatedTimestampAndEveryFamilyDecodes) {
   for (auto at = text.find("# TYPE "); at != std::string::npos; at = text.find("# TYPE ", at + 1))
     ++types;
   EXPECT_EQ(all.size(), types);
+}
+
+// What check-config counts for native only is what a protobuf scrape holds:
+// one series per native histogram, counter and gauge; a failure reason once seen.
+TEST_F(ProtobufTest, NativeOnlySeriesAreWhatCheckConfigCounts) {
+  config::Config c = make_config({make_target("t", "m", {"p"}), make_target("u", "m", {"p", "q"})});
+  c.metrics.classic = false;
+  metrics.apply_config(c);
+  auto series = [&] {
+    std::uint64_t n = 0;
+    for (const auto& f : scrape()) n += static_cast<std::uint64_t>(f.metric_size());
+    return n;
+  };
+  EXPECT_EQ(series(), config::series_count(c).at_start);
+  EXPECT_EQ(metric(scrape(), "llm_stream_probe_failures_total"), nullptr);
+  probe::ProbeResult failed = planted_gaps({0.01});
+  failed.ok = false;
+  failed.reason = probe::FailureReason::timeout_idle;
+  metrics.record(failed);
+  metrics.record(failed);
+  EXPECT_EQ(series(), config::series_count(c).at_start + 1 + 1);  // + the reason, + "stop"
+  const auto after = scrape();
+  const pb::Metric* idle = metric(after, "llm_stream_probe_failures_total");
+  ASSERT_NE(idle, nullptr);
+  EXPECT_EQ(label(*idle, "reason"), "timeout_idle");
+  EXPECT_EQ(idle->counter().value(), 2);
 }
 
 // Probe threads record into different series sets while scrapes run; each

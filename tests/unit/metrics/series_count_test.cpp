@@ -129,6 +129,13 @@ TEST(SeriesCount, FiguresPerTargetAndPrompt) {
   c.metrics.phases = config::PhaseSeries::off;
   EXPECT_EQ(per_target_prompt(c).at_most, 210u);
   c.metrics.phases = config::PhaseSeries::histogram;
+  // Native only: each of the 14 histograms is one series; failure reasons
+  // (15) appear on first sight like finish reasons (6). At start: 14 + 2
+  // probes + 8 counters + 2 gauges + 5 diagnosis + 7 per target = 38.
+  auto native_only = c;
+  native_only.metrics.classic = false;
+  EXPECT_EQ(per_target_prompt(native_only).at_start, 38u);
+  EXPECT_EQ(per_target_prompt(native_only).at_most, 38u + 15u + 6u);
   // The exporter's own: reload gauges, reloads by result (2), row write errors,
   // build info, shard index and count, process_*.
   auto none = c;
