@@ -201,6 +201,11 @@ struct DiagnosisThresholds {
   // one read, or of answers all at once.
   int burst_chunks = 2;
   double release_share = 0.5;
+  // A note beside the verdicts (not a shape): when the window's median
+  // completion tokens per content chunk is at least this, or at most its
+  // inverse, the server sends several tokens per chunk (or several chunks
+  // per token), and gaps are per chunk, not per token.
+  double tokens_per_chunk_ratio = 2.0;
 
   bool operator==(const DiagnosisThresholds&) const = default;
 };

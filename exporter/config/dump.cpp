@@ -364,6 +364,8 @@ void emit_diagnosis(YAML::Emitter& out, const DiagnosisThresholds& d) {
   out << YAML::Key << "burst_chunks" << YAML::Value << d.burst_chunks;
   out << YAML::Key << "release_share" << YAML::Value;
   emit_number(out, d.release_share);
+  out << YAML::Key << "tokens_per_chunk_ratio" << YAML::Value;
+  emit_number(out, d.tokens_per_chunk_ratio);
   out << YAML::EndMap;
 }
 

@@ -169,6 +169,12 @@ void apply_diagnosis_key(const Reader& r, DiagnosisThresholds& d, const std::str
     if (x <= 0 || x > 1) r.fail(v, fmt::format("must be > 0 and <= 1, got {}", x));
     d.release_share = x;
   }
+  if (key == "tokens_per_chunk_ratio") {
+    double x = r.number(v);
+    // 1 would note every stream: one token per chunk is the plain case.
+    if (x <= 1) r.fail(v, fmt::format("must be > 1, got {}", x));
+    d.tokens_per_chunk_ratio = x;
+  }
   if (key == "burst_chunks") {
     std::int64_t n = r.integer(v);
     if (n < 1 || n > 1000) r.fail(v, fmt::format("must be between 1 and 1000, got {}", n));
@@ -206,7 +212,7 @@ DiagnosisThresholds parse_diagnosis(const Reader& r, const Item& item) {
   Fields f(r, item, "diagnosis",
            {"queue_ttft_seconds", "queue_gap_p95_seconds", "transport_gap_ratio",
             "transport_min_stall_ratio", "long_answer_duration_seconds", "spread_ratio",
-            "min_probes", "burst_chunks", "release_share"},
+            "min_probes", "burst_chunks", "release_share", "tokens_per_chunk_ratio"},
            "diagnosis.");
   for (const auto& e : f.entries()) r.attempt([&] { apply_diagnosis_key(r, d, e.key, e.value); });
   return d;

@@ -400,9 +400,11 @@ void Prober::take(const sse::Event& ev, Attempt& a) {
     a.ending.content = true;
   }
   if (m.reasoning && !a.t.first_reasoning) a.t.first_reasoning = a.arrival;
+  if (m.reasoning && !m.content) ++a.t.reasoning_chunks;
   if (m.usage) {
     if (m.usage->prompt_tokens >= 0) a.r.prompt_tokens = m.usage->prompt_tokens;
     if (m.usage->completion_tokens >= 0) a.r.completion_tokens = m.usage->completion_tokens;
+    if (m.usage->reasoning_tokens >= 0) a.r.reasoning_tokens = m.usage->reasoning_tokens;
   }
   if (!m.finish_reason.empty()) a.r.finish_reason = m.finish_reason;
   if (m.server_timings) a.r.server = server_timings(*m.server_timings);

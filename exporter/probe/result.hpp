@@ -94,9 +94,14 @@ struct ProbeResult {
   // usage and finish
   std::int64_t prompt_tokens = -1;  // -1 = unknown
   std::int64_t completion_tokens = -1;
+  // Of the completion tokens, the reasoning ones when the usage says so
+  // (OpenAI's completion_tokens_details, Gemini's thoughtsTokenCount); not
+  // in rows: only tokens_per_chunk needs it, to leave out unstreamed thinking.
+  std::int64_t reasoning_tokens = -1;
   std::optional<double> output_tokens_per_second;
   // completion tokens per content chunk when usage is known: 1 when every
   // SSE event carries one token, more when the server or a proxy batches
+  // (probe::tokens_per_chunk says how reasoning chunks count)
   std::optional<double> tokens_per_chunk;
   std::string finish_reason;
   std::optional<ServerTimings> server;  // only dialects whose server reports it

@@ -79,6 +79,7 @@ void clear_stream_fields(ProbeResult& out) {
   out.ttft.reset();
   out.tail.reset();
   out.output_tokens_per_second.reset();
+  out.tokens_per_chunk.reset();
 }
 
 // Gaps between consecutive content chunks, stalls among them, and their
@@ -143,6 +144,17 @@ void summarize(const Timeline& t, double stall_threshold, ProbeResult& out) {
   const double generation = seconds(first, last);
   if (out.completion_tokens > 0 && generation > 0)
     out.output_tokens_per_second = static_cast<double>(out.completion_tokens) / generation;
+  out.tokens_per_chunk = tokens_per_chunk({out.completion_tokens, out.reasoning_tokens, out.chunks,
+                                           t.reasoning_chunks, t.first_reasoning.has_value()});
+}
+
+std::optional<double> tokens_per_chunk(const ChunkTokens& c) {
+  if (c.completion_tokens < 0 || c.content_chunks == 0) return std::nullopt;
+  const std::size_t chunks = c.content_chunks + c.reasoning_chunks;
+  std::int64_t tokens = c.completion_tokens;
+  if (!c.reasoning_streamed && c.reasoning_tokens > 0) tokens -= c.reasoning_tokens;
+  if (tokens < 0) return std::nullopt;  // the usage contradicts itself
+  return static_cast<double>(tokens) / static_cast<double>(chunks);
 }
 
 std::optional<std::string> clock_violation(const Timeline& t) {

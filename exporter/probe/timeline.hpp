@@ -3,6 +3,8 @@
 // clock reads here: callers stamp instants, tests build timelines by hand.
 #pragma once
 #include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,7 +23,10 @@ struct Timeline {
   std::optional<TimePoint> request_sent, headers;
   std::optional<TimePoint> first_reasoning;
   std::vector<TimePoint> content_arrivals;  // one per content chunk, in order
-  std::optional<TimePoint> end;             // end of stream, or the failure instant
+  // Events with reasoning text that the target's `count:` does not count as
+  // content chunks: they carry output tokens all the same (tokens_per_chunk).
+  std::size_t reasoning_chunks = 0;
+  std::optional<TimePoint> end;  // end of stream, or the failure instant
 
   void reserve(std::size_t chunks) { content_arrivals.reserve(chunks); }
 };
@@ -35,11 +40,30 @@ double nearest_rank(const std::vector<double>& sorted, double q);
 // socket read (0 apart) always are.
 inline constexpr double kReleaseWindowOfGapP50 = 0.1;
 
+// What the usage and the stream say about the tokens an answer's chunks carry.
+struct ChunkTokens {
+  std::int64_t completion_tokens = -1;  // -1 = unknown; includes reasoning tokens
+  std::int64_t reasoning_tokens = -1;   // -1 = unknown
+  std::size_t content_chunks = 0;
+  std::size_t reasoning_chunks = 0;  // reasoning events not counted as content chunks
+  bool reasoning_streamed = false;   // any reasoning text came in the stream
+};
+
+// Output tokens per chunk that carried output text: the completion tokens
+// over the content chunks plus the uncounted reasoning chunks (every
+// dialect's completion count includes the thinking). Thinking the server
+// counted but never streamed (OpenAI's o-series: reasoning_tokens without a
+// reasoning chunk) is left out of the tokens. nullopt when the usage is
+// unknown, no chunk came, or the usage leaves no output token for them.
+// The final usage-only event is no chunk: it carries no text.
+std::optional<double> tokens_per_chunk(const ChunkTokens& c);
+
 // Fills the clock fields of `out` (ttft, first_reasoning, tail, duration,
 // phases, gaps, chunks, stalls, stall_seconds, gap_p50/p95/max, tokens/s,
-// coalesced_chunks, stall_details).
+// coalesced_chunks, stall_details, tokens_per_chunk).
 // Leaves identity, outcome and usage fields untouched, except that
-// output_tokens_per_second uses out.completion_tokens when it is known.
+// output_tokens_per_second and tokens_per_chunk use out.completion_tokens
+// (and out.reasoning_tokens) when it is known.
 void summarize(const Timeline& timeline, double stall_threshold_seconds, ProbeResult& out);
 
 // Why `timeline` is not one probe's causal clock, or nullopt when it is: an

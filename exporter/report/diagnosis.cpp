@@ -108,7 +108,7 @@ void add_release(const probe::ProbeResult& r, std::size_t burst_chunks, WindowSt
 WindowStats window_stats(const std::vector<probe::ProbeResult>& probes,
                          const config::DiagnosisThresholds& thresholds) {
   WindowStats w;
-  std::vector<double> ttft, duration, gaps, max_gaps, chunks;
+  std::vector<double> ttft, duration, gaps, max_gaps, chunks, tokens_per_chunk;
   std::size_t pairs = 0, coalesced = 0;
   for (const auto& r : probes) {
     if (!counts_as_measurement(r)) continue;
@@ -120,6 +120,7 @@ WindowStats window_stats(const std::vector<probe::ProbeResult>& probes,
     if (r.gap_max) max_gaps.push_back(*r.gap_max);
     chunks.push_back(static_cast<double>(r.chunks));
     if (r.stalls > 0) ++w.stalled_probes;
+    if (r.tokens_per_chunk) tokens_per_chunk.push_back(*r.tokens_per_chunk);
     w.stall_threshold = r.stall_threshold;
   }
   if (w.probes == 0) return w;
@@ -136,6 +137,8 @@ WindowStats window_stats(const std::vector<probe::ProbeResult>& probes,
   w.typical_max_gap = percentile(max_gaps, 0.50);
   w.stalled_share = static_cast<double>(w.stalled_probes) / static_cast<double>(w.probes);
   w.chunks_p50 = percentile(chunks, 0.50).value_or(0);
+  w.tokens_per_chunk_p50 = percentile(tokens_per_chunk, 0.50);
+  w.tokens_per_chunk_probes = tokens_per_chunk.size();
   if (pairs > 0) w.coalesced_share = static_cast<double>(coalesced) / static_cast<double>(pairs);
   w.chunk_pairs = pairs;
   return w;
@@ -541,6 +544,24 @@ std::vector<Verdict> diagnose(const WindowStats& w, const config::DiagnosisThres
 std::vector<Verdict> diagnose(const std::vector<probe::ProbeResult>& probes,
                               const config::DiagnosisThresholds& thresholds) {
   return diagnose(window_stats(probes, thresholds), thresholds);
+}
+
+std::vector<Note> notes(const WindowStats& w, const config::DiagnosisThresholds& t) {
+  std::vector<Note> out;
+  if (w.tokens_per_chunk_p50) {
+    const double n = *w.tokens_per_chunk_p50;
+    // Batching (>= ratio) or tokens cut across chunks (<= 1/ratio); 0 tokens
+    // a chunk is a server that reports no output tokens, not a batch.
+    if (n >= t.tokens_per_chunk_ratio || (n > 0 && n <= 1 / t.tokens_per_chunk_ratio))
+      out.push_back({"tokens_per_chunk",
+                     fmt::format("the server sends {} tokens per chunk: gaps are per chunk, not "
+                                 "per token (tokens/s stays right)",
+                                 format_number(n)),
+                     {{"tokens_per_chunk_p50", n},
+                      {"probes", static_cast<double>(w.tokens_per_chunk_probes)},
+                      {"tokens_per_chunk_ratio", t.tokens_per_chunk_ratio}}});
+  }
+  return out;
 }
 
 }  // namespace lse::report

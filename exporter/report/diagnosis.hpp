@@ -48,6 +48,10 @@ struct WindowStats {
   double coalesced_share = 0;       // chunks in their predecessor's read / chunk pairs
   std::size_t together_chunks = 0;  // chunks held together (held_together), all probes
   std::size_t chunk_pairs = 0;      // chunks after the first, all probes
+  // Completion tokens per content chunk: the median over the probes that
+  // know it (usage reported), and how many did.
+  std::optional<double> tokens_per_chunk_p50;
+  std::size_t tokens_per_chunk_probes = 0;
 };
 WindowStats window_stats(const std::vector<probe::ProbeResult>& probes,
                          const config::DiagnosisThresholds& thresholds = {});
@@ -85,6 +89,22 @@ std::vector<Verdict> diagnose(const std::vector<probe::ProbeResult>& probes,
 
 // The same, from precomputed window statistics.
 std::vector<Verdict> diagnose(const WindowStats& w, const config::DiagnosisThresholds& t);
+
+// A remark beside the verdicts: a fact about the window that changes how
+// its figures read, not a shape (the diagnosis gauge's shapes stay five).
+struct Note {
+  std::string_view id;  // stable: "tokens_per_chunk"
+  std::string text;     // one line for people, under 100 columns
+  // The numbers behind it (name -> value), for JSON.
+  std::vector<std::pair<std::string, double>> numbers;
+};
+
+// The notes of a window, in a fixed order; empty when nothing is worth saying.
+// tokens_per_chunk: the median tokens per chunk is >= tokens_per_chunk_ratio
+// or <= its inverse: "the server sends 4 tokens per chunk: gaps are per
+// chunk, not per token (tokens/s stays right)". Read from the probes that
+// know their usage, however few: a fact, not a verdict.
+std::vector<Note> notes(const WindowStats& w, const config::DiagnosisThresholds& t);
 
 // Below this a gap counts as "no pause" when forming ratios: several events
 // delivered by one read have a 0 gap (DESIGN §2), and p95/0 says nothing more.

@@ -361,6 +361,9 @@ void diagnosis_list(Out out, const SeriesSummary& s) {
                   : "");
   }
   fmt::format_to(out, "</ul>");
+  for (const auto& n : s.notes)
+    fmt::format_to(out, R"~(<p class="note" data-note="{}">note: {}</p>)~", n.id,
+                   html_escape(n.text));
 }
 
 std::string shape_badges(const std::vector<Verdict>& verdicts) {
@@ -406,7 +409,7 @@ thead th{color:var(--muted);font-weight:600}
 .p95{stroke:var(--stall);stroke-width:1.5;stroke-dasharray:4 3}.plbl{font-size:11px;fill:var(--fg)}.p95t{fill:var(--stall)}
 .diagnosis{list-style:none;padding:0;margin:6px 0;font-size:13px}.diagnosis li{padding:4px 0;border-bottom:1px dotted var(--line)}
 .diagnosis .mark{display:inline-block;width:28px;font-family:ui-monospace,monospace;white-space:pre;color:var(--muted)}.diagnosis li.holds .mark{color:var(--stall);font-weight:700}
-.diagnosis .why{color:var(--muted)}.diagnosis li.holds .why{color:var(--fg)}.advice{margin-left:20px;color:var(--stall)}
+.note{font-size:13px;margin:6px 0;color:var(--warn)}.diagnosis .why{color:var(--muted)}.diagnosis li.holds .why{color:var(--fg)}.advice{margin-left:20px;color:var(--stall)}
 .legend{font-size:12px;color:var(--muted);margin:2px 0 6px}.legend i{display:inline-block;width:14px;height:9px;margin:0 4px 0 10px;vertical-align:middle}
 .cols{display:grid;grid-template-columns:1fr 1fr;gap:18px}@media (max-width:760px){.cols{grid-template-columns:1fr}}
 footer{margin:32px 0;color:var(--muted);font-size:12px}

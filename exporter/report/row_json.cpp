@@ -35,6 +35,14 @@ void append_ms(std::string& out, const std::optional<double>& seconds) {
     out += "null";
 }
 
+// A ratio to 3 decimals, like the milliseconds: 4 -> 4.000, 10/3 -> 3.333.
+void append_ratio(std::string& out, const std::optional<double>& x) {
+  if (x && std::isfinite(*x))
+    fmt::format_to(std::back_inserter(out), "{:.3f}", *x);
+  else
+    out += "null";
+}
+
 void append_int_or_null(std::string& out, long long value, bool known) {
   if (known)
     fmt::format_to(std::back_inserter(out), "{}", value);
@@ -380,6 +388,16 @@ constexpr RowField kRowFields[] = {
      },
      [](E v, K k, R& r) { r.coalesced_chunks = static_cast<std::size_t>(integer(v, k, 0)); }},
     {"stalls_detail", false, append_stall_details, parse_stall_details},
+    // Completion tokens per content chunk (probe::tokens_per_chunk); null
+    // without usage. Rows written before the field have none (unknown).
+    {"tokens_per_chunk", false, [](Out& o, const R& r) { append_ratio(o, r.tokens_per_chunk); },
+     [](E v, K k, R& r) {
+       r.tokens_per_chunk.reset();
+       if (v.is_null()) return;
+       const double x = number(v, k);
+       if (x < 0) fail(k, "a non-negative number or null");
+       r.tokens_per_chunk = x;
+     }},
 };
 
 static_assert(std::size(kRowFields) <= 64, "parse_fields keeps one bit per field");

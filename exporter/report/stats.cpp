@@ -35,12 +35,14 @@ std::string_view to_string(Field f) {
     case Field::gap_p95: return "gap_p95";
     case Field::gap_max: return "gap_max";
     case Field::tokens_per_second: return "tokens/s";
+    case Field::tokens_per_chunk: return "tokens/chunk";
   }
   return "";
 }
 
 bool is_time(Field f) {
-  return f != Field::chunks && f != Field::stalls && f != Field::tokens_per_second;
+  return f != Field::chunks && f != Field::stalls && f != Field::tokens_per_second &&
+         f != Field::tokens_per_chunk;
 }
 
 std::optional<double> field_value(const probe::ProbeResult& r, Field f) {
@@ -54,6 +56,7 @@ std::optional<double> field_value(const probe::ProbeResult& r, Field f) {
     case Field::gap_p95: return r.gap_p95;
     case Field::gap_max: return r.gap_max;
     case Field::tokens_per_second: return r.output_tokens_per_second;
+    case Field::tokens_per_chunk: return r.tokens_per_chunk;
   }
   return std::nullopt;
 }

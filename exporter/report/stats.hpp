@@ -32,18 +32,26 @@ enum class Field {
   gap_p50,
   gap_p95,
   gap_max,
-  tokens_per_second
+  tokens_per_second,
+  tokens_per_chunk
 };
-inline constexpr Field kAllFields[] = {Field::ttft,    Field::duration, Field::tail,
-                                       Field::chunks,  Field::stalls,   Field::gap_p50,
-                                       Field::gap_p95, Field::gap_max,  Field::tokens_per_second};
+inline constexpr Field kAllFields[] = {Field::ttft,
+                                       Field::duration,
+                                       Field::tail,
+                                       Field::chunks,
+                                       Field::stalls,
+                                       Field::gap_p50,
+                                       Field::gap_p95,
+                                       Field::gap_max,
+                                       Field::tokens_per_second,
+                                       Field::tokens_per_chunk};
 
 std::string_view to_string(Field f);
 // True for fields measured in seconds (shown as ms / s); false for counts and rates.
 bool is_time(Field f);
 
 // The value of `f` for one probe, or nullopt when the probe has none (a
-// stream with one chunk has no gaps; tokens/s needs usage).
+// stream with one chunk has no gaps; tokens/s and tokens/chunk need usage).
 std::optional<double> field_value(const probe::ProbeResult& r, Field f);
 
 // Values of `f` over the successful, non-warmup probes of `runs`.

@@ -64,6 +64,7 @@ void finish_series(SeriesSummary& ss, const config::DiagnosisThresholds& thresho
   }
   ss.window = window_stats(ss.probes, thresholds);
   ss.diagnosis = diagnose(ss.window, thresholds);
+  ss.notes = notes(ss.window, thresholds);
   ss.model_label = ss.model.empty() ? "-" : ss.model;
   ss.failure_list = by_reason_name(ss.failures);
   ss.failures_text = join_failures(ss.failure_list);

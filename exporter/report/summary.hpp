@@ -50,6 +50,7 @@ struct SeriesSummary {
   std::string failure_example;                         // detail of the first failure, secret-free
   std::array<Spread, std::size(kAllFields)> fields{};  // indexed like kAllFields
   std::vector<Verdict> diagnosis;
+  std::vector<Note> notes;                 // beside the verdicts (report::notes)
   WindowStats window;                      // pooled over the successful probes
   double stall_threshold = 0.25;           // seconds
   std::vector<probe::ProbeResult> probes;  // the measured probes, in the order they ran
@@ -102,6 +103,9 @@ json::Value to_json(const Summary& summary);
 // The diagnosis of one series as JSON: [{"shape","holds","enough_probes","why","evidence",
 // "numbers":{}}]; holds is true, false or null (cannot tell).
 json::Value to_json(const std::vector<Verdict>& verdicts);
+
+// The notes of one series as JSON: [{"note","text","numbers":{}}].
+json::Value to_json(const std::vector<Note>& notes);
 
 // "transport, shared capacity" or "none" (or "no verdict" when too few probes).
 std::string shapes_held(const std::vector<Verdict>& verdicts);

@@ -7,6 +7,7 @@ namespace {
 
 std::string json_key(Field f) {
   if (f == Field::tokens_per_second) return "tokens_per_second";
+  if (f == Field::tokens_per_chunk) return "tokens_per_chunk";
   std::string k(to_string(f));
   return is_time(f) ? k + "_ms" : k;
 }
@@ -47,7 +48,8 @@ json::Value series_json(const SeriesSummary& ss) {
                       {"fields", fields_json(ss)},
                       {"shapes", ss.shapes},
                       {"verdict", ss.verdict},
-                      {"diagnosis", to_json(ss.diagnosis)}};
+                      {"diagnosis", to_json(ss.diagnosis)},
+                      {"notes", to_json(ss.notes)}};
 }
 
 // true / false / null (cannot tell).
@@ -69,6 +71,17 @@ json::Value to_json(const std::vector<Verdict>& verdicts) {
                                {"why", v.why},
                                {"evidence", v.evidence},
                                {"numbers", std::move(numbers)}});
+  }
+  return arr;
+}
+
+json::Value to_json(const std::vector<Note>& notes) {
+  json::Array arr;
+  for (const auto& n : notes) {
+    json::Object numbers;
+    for (const auto& [k, x] : n.numbers) numbers.emplace_back(k, x);
+    arr.push_back(json::Object{
+        {"note", std::string(n.id)}, {"text", n.text}, {"numbers", std::move(numbers)}});
   }
   return arr;
 }

@@ -50,7 +50,8 @@ std::string series_line(const SeriesSummary& ss, const Widths& w) {
       measured ? std::to_string(x.stalls) : "-", ss.ok == 0 ? "failing" : ss.verdict);
 }
 
-// One line per verdict that holds or cannot be told, and one for failures.
+// One line per verdict that holds or cannot be told, then one per note; one
+// for failures first.
 void evidence_lines(std::string& out, const SeriesSummary& ss) {
   if (!ss.failure_list.empty()) {
     const std::string line =
@@ -61,13 +62,14 @@ void evidence_lines(std::string& out, const SeriesSummary& ss) {
   for (const auto& v : ss.diagnosis) {
     if (!v.enough_probes) {
       if (ss.ok > 0) out += fit("    " + v.why, kMaxColumns) + "\n";
-      return;
+      break;
     }
     if (v.answer == Answer::not_holds) continue;
     const std::string line = fmt::format("    {}{}: {}", title(v.shape),
                                          v.cannot_tell() ? " (cannot tell)" : "", v.evidence);
     out += fit(line, kMaxColumns) + "\n";
   }
+  for (const auto& n : ss.notes) out += fit("    note: " + n.text, kMaxColumns) + "\n";
 }
 
 std::string header_line(const Widths& w) {
@@ -88,14 +90,14 @@ void field_rows(std::string& out, const SeriesSummary& ss) {
     out += "  no successful run: nothing measured\n";
     return;
   }
-  out += fmt::format("  {:<10} {:>11} {:>11} {:>11}\n", "field", "p50", "p95", "max");
+  out += fmt::format("  {:<12} {:>11} {:>11} {:>11}\n", "field", "p50", "p95", "max");
   for (std::size_t i = 0; i < std::size(kAllFields); ++i) {
     const FieldCells& c = ss.cells[i];
     if (c.n == 0)
       out +=
-          fmt::format("  {:<10} {:>11} {:>11} {:>11}\n", to_string(kAllFields[i]), "-", "-", "-");
+          fmt::format("  {:<12} {:>11} {:>11} {:>11}\n", to_string(kAllFields[i]), "-", "-", "-");
     else
-      out += fmt::format("  {:<10} {:>11} {:>11} {:>11}\n", to_string(kAllFields[i]), c.p50, c.p95,
+      out += fmt::format("  {:<12} {:>11} {:>11} {:>11}\n", to_string(kAllFields[i]), c.p50, c.p95,
                          c.max);
   }
 }
@@ -120,6 +122,7 @@ void diagnosis_lines(std::string& out, const SeriesSummary& ss) {
   }
   for (const auto& v : ss.diagnosis)
     if (v.holds()) out += fmt::format("    -> {}: {}\n", title(v.shape), advice(v.shape));
+  for (const auto& n : ss.notes) out += fmt::format("  note: {}\n", n.text);
 }
 
 void total_line(std::string& out, const Summary& s, bool explain) {

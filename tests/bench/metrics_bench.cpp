@@ -20,6 +20,14 @@
 //                            write_text, write_openmetrics (no notes), and
 //                            render() end to end in both formats (collection,
 //                            /proc reading, `_created` and exemplars included).
+//
+// Issue 31, native histograms and the protobuf exposition:
+//   BM_TenByThree_RenderProtobuf  render() end to end in the protobuf format
+//   --scrape-table                every format at ~1k and ~10k series and at
+//                                 1,000 targets x 3 prompts, metrics.classic
+//                                 true and false: time, bytes and the RSS a
+//                                 scrape adds, one fresh process per case
+//                                 (scrape_table.cpp)
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 #include <prometheus/counter.h>
@@ -27,6 +35,9 @@
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
 
+#include <unistd.h>
+
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -36,6 +47,7 @@
 #include "config/config.hpp"
 #include "metrics/metrics.hpp"
 #include "metrics/serializer.hpp"
+#include "scrape_table.hpp"
 
 namespace {
 
@@ -341,6 +353,11 @@ void BM_TenByThree_RenderOpenMetrics(benchmark::State& state) {
       state, [](TenByThree& f) { return f.metrics.render(lse::metrics::Exposition::openmetrics); });
 }
 
+void BM_TenByThree_RenderProtobuf(benchmark::State& state) {
+  serialize_ten_by_three(
+      state, [](TenByThree& f) { return f.metrics.render(lse::metrics::Exposition::protobuf); });
+}
+
 }  // namespace
 
 BENCHMARK(BM_MetricsRender)->Unit(benchmark::kMillisecond)->UseRealTime();
@@ -354,5 +371,20 @@ BENCHMARK(BM_TenByThree_WriteText)->Unit(benchmark::kMicrosecond)->UseRealTime()
 BENCHMARK(BM_TenByThree_WriteOpenMetrics)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_TenByThree_RenderText)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_TenByThree_RenderOpenMetrics)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_TenByThree_RenderProtobuf)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  const std::string_view mode = argc > 1 ? argv[1] : "";
+  if (mode == "--scrape-table") {
+    // The children are this binary: its path, not /proc/self/exe (the shell's in popen).
+    std::array<char, 4096> self{};
+    const ssize_t n = readlink("/proc/self/exe", self.data(), self.size() - 1);
+    return lse::bench::run_scrape_table(n > 0 ? self.data() : argv[0]);
+  }
+  if (mode == "--scrape-case") return lse::bench::run_scrape_case(argc, argv);
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -426,6 +426,43 @@ class UpstreamTest(unittest.TestCase):
         r, _ = request(srv.port, "/chat/completions", CHAT_BODY)
         self.assertEqual(len(content_events(r)), 40)
 
+    def test_tokens_per_chunk_openai(self):
+        """tpc=4: each event carries 4 words; usage counts 4 x chunks tokens, not events."""
+        srv = self.start()
+        body = dict(CHAT_BODY, stream_options={"include_usage": True})
+        r, _ = request(srv.port, "/s/ttft=5,gap=2,chunks=6,tpc=4,reasoning=2/v1/chat/completions", body)
+        js = [e["json"] for e in json_events(r) if e.get("json")]
+        deltas = [j["choices"][0]["delta"] for j in js if j["choices"]]
+        reasoning = [d["reasoning_content"] for d in deltas if d.get("reasoning_content")]
+        content = [d["content"] for d in deltas if d.get("content")]
+        self.assertEqual((len(reasoning), len(content)), (2, 4))  # events stay per chunk
+        # Every event is 4 words, and the text goes on where the last chunk ended.
+        self.assertTrue(all(len(t.split()) == 4 for t in reasoning + content), reasoning + content)
+        self.assertEqual("".join(reasoning), " ".join(upstream.WORDS[0:8]))
+        self.assertEqual("".join(content), " ".join(upstream.WORDS[8:24]))
+        u = js[-1]["usage"]
+        self.assertEqual((u["completion_tokens"], u["total_tokens"]), (24, u["prompt_tokens"] + 24))
+        self.assertEqual(srv.next_row()["tpc"], 4)
+        # Completions, and the non-streamed answer: the same words and count.
+        r, _ = request(srv.port, "/s/ttft=2,gap=1,chunks=3,tpc=3,usage=1/v1/completions",
+                       {"model": "m", "prompt": "Hi", "stream": True})
+        js = [e["json"] for e in json_events(r) if e.get("json")]
+        self.assertEqual("".join(j["choices"][0]["text"] for j in js if j["choices"]),
+                         " ".join(upstream.WORDS[0:9]))
+        self.assertEqual(js[-1]["usage"]["completion_tokens"], 9)
+        r, _ = request(srv.port, "/s/ttft=2,gap=1,chunks=3,tpc=3/v1/chat/completions",
+                       dict(CHAT_BODY, stream=False))
+        whole = json.loads(r.body)
+        self.assertEqual(whole["choices"][0]["message"]["content"], " ".join(upstream.WORDS[0:9]))
+        self.assertEqual(whole["usage"]["completion_tokens"], 9)
+        # The default is one token per event; tpc is bounded.
+        r, _ = request(srv.port, "/s/ttft=2,gap=1,chunks=3/v1/chat/completions", body)
+        self.assertEqual([e["json"] for e in json_events(r) if e.get("json")][-1]["usage"]["completion_tokens"], 3)
+        for bad in ("tpc=0", "tpc=65", "tpc=two"):
+            r, _ = request(srv.port, f"/s/{bad}/v1/chat/completions", CHAT_BODY)
+            self.assertEqual(r.status, 400, bad)
+            self.assertIn("tpc", json.loads(r.body)["error"]["message"])
+
     # ---- timing
 
     def test_scripted_timing(self):
@@ -970,6 +1007,33 @@ class DialectTest(unittest.TestCase):
                 self.assertEqual((row["endpoint"], row["api"], row["outcome"]), (api, api, "done"))
                 self.assertEqual((row["chunks"], row["reasoning"], len(row["sends"])), (6, 2, 6))
                 self.assertEqual(row["max_tokens"], 64)
+
+    def test_tokens_per_chunk(self):
+        """tpc=3 in every dialect: 3 words an event, usage counting tokens (reasoning too)."""
+        srv = self.srv
+        for api in DIALECT_REQUESTS:
+            with self.subTest(api=api):
+                r = dialect_request(srv.port, api, "ttft=5,gap=2,chunks=5,reasoning=1,tpc=3")
+                s = classify(api, r)
+                content, reasoning = s["by"]("content"), s["by"]("reasoning")
+                self.assertEqual((len(reasoning), len(content)), (1, 4))
+                self.assertEqual(reasoning[0]["text"], " ".join(upstream.WORDS[0:3]))
+                self.assertEqual("".join(i["text"] for i in content), " ".join(upstream.WORDS[3:15]))
+                self.assertTrue(all(len(i["text"].split()) == 3 for i in content))
+                last = s["items"][-1]["json"]
+                if api == "anthropic-messages":
+                    self.assertEqual(s["items"][-2]["json"]["usage"]["output_tokens"], 15)
+                if api == "openai-responses":
+                    u = last["response"]["usage"]
+                    self.assertEqual((u["output_tokens"], u["output_tokens_details"]["reasoning_tokens"]), (15, 3))
+                if api in NDJSON_APIS:
+                    self.assertEqual(last["eval_count"], 15)
+                if api == "gemini":
+                    u = last["usageMetadata"]
+                    self.assertEqual((u["candidatesTokenCount"], u["thoughtsTokenCount"]), (12, 3))
+                    self.assertEqual(u["totalTokenCount"], u["promptTokenCount"] + 15)
+                row = self.row(api)
+                self.assertEqual((row["chunks"], row["tpc"], len(row["sends"])), (5, 3, 5))
 
     def test_stall_timing(self):
         srv = self.srv

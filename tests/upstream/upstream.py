@@ -49,6 +49,10 @@ Spec keys (times in milliseconds, fractions allowed):
   seed=N            seed for jitter (default: random)
   role_first=1      a role-only delta {"role":"assistant","content":""} right after headers
   reasoning=N       the first N chunks carry delta.reasoning_content instead of content
+  tpc=N             tokens per chunk (default 1): every chunk, reasoning ones too, carries
+                    N words (tokens), as a batching server (vLLM under load) or a
+                    coalescing proxy sends them; every usage figure counts tokens, not
+                    chunks (completion_tokens = chunks x N); timing is per chunk
   finish=stop|length  finish_reason of the finish event (default stop)
   usage=0|1         force the usage event off/on (default: stream_options.include_usage)
   tail=MS           last content chunk -> end (finish event, usage, [DONE], end of body)
@@ -87,8 +91,10 @@ Spec keys (times in milliseconds, fractions allowed):
   the time the stream would have ended (Ollama: "stream": false; Gemini:
   :generateContent). The keys are described with OpenAI's words above; below
   is what each dialect sends for them. Every dialect: one content chunk = one
-  event (SSE) or one line (NDJSON) carrying one word, reasoning chunks first;
-  the text reassembles to the same words as openai-chat; output tokens = chunks.
+  event (SSE) or one line (NDJSON) carrying one word (tpc words with tpc=N),
+  reasoning chunks first; the text reassembles to the same words as
+  openai-chat; output tokens = chunks x tpc (below, "chunks" in a usage figure
+  means that).
 
 Dialects (stream shapes follow the recordings in ../shared/sse-fixtures):
   anthropic-messages  SSE with "event:" names; Content-Type
@@ -166,8 +172,8 @@ Dialects (stream shapes follow the recordings in ../shared/sse-fixtures):
 
 Log file (--log-file): one JSON line per finished response, flushed per line:
   {"path", "spec", "status", "t_request", "sends", "first_byte", "end", "outcome",
-   "conn", "seq", "method", "endpoint", "api", "model", "chunks", "reasoning", "peer",
-   "query", "auth", "anthropic_version", "max_tokens"}
+   "conn", "seq", "method", "endpoint", "api", "model", "chunks", "reasoning", "tpc",
+   "peer", "query", "auth", "anthropic_version", "max_tokens"}
   endpoint: chat, completions, models, anthropic-messages, openai-responses,
   ollama-chat, ollama-generate, gemini; api: the dialect (openai-chat for chat,
   openai-completions for completions, else the endpoint). query: the raw query
@@ -255,6 +261,7 @@ class Script:
     seed: int | None = None
     role_first: bool = False
     reasoning: int = 0
+    tpc: int = 1                      # tokens (words) per chunk
     finish: str = "stop"
     usage: bool | None = None
     tail: float = 0.0
@@ -288,6 +295,15 @@ class Script:
                 t += max(0.0, g)
             offsets.append(t / 1000.0)
         return offsets
+
+    @property
+    def tokens(self) -> int:
+        """Output tokens of the whole answer, reasoning included: what usage reports."""
+        return self.chunks * self.tpc
+
+    @property
+    def reasoning_tokens(self) -> int:
+        return self.reasoning * self.tpc
 
     def end_offset(self, offsets: list[float]) -> float:
         last = offsets[-1] if offsets else self.ttft / 1000.0
@@ -355,6 +371,7 @@ SPEC_KEYS = {
     "chunks": _int, "reasoning": _int, "close_after": _int, "hang_after": _int,
     "error_after": _int, "bad_json_after": _int,
     "per_write": lambda k, v: _int(k, v, lo=1),
+    "tpc": lambda k, v: _int(k, v, lo=1, hi=64),
     "seed": lambda k, v: _int(k, v, lo=0, hi=2**63),
     "stall": _stall, "status": _status,
     "role_first": _flag, "split": _flag, "crlf": _flag, "no_answer": _flag,
@@ -661,9 +678,11 @@ class Dialect:
 
     # -- text of the script
     def piece(self, i: int) -> str:
+        """Chunk i's text: tpc words, the next of the word sequence."""
         start = 0 if i < self.s.reasoning else self.s.reasoning
-        word = WORDS[i % len(WORDS)]
-        return word if i == start else " " + word
+        n = self.s.tpc
+        words = " ".join(WORDS[(i * n + k) % len(WORDS)] for k in range(n))
+        return words if i == start else " " + words
 
     def text(self, lo: int, hi: int) -> str:
         return "".join(self.piece(i) for i in range(lo, hi))
@@ -755,16 +774,16 @@ class OpenAIChat(Dialect):
         want_usage = s.usage if s.usage is not None else bool(
             isinstance(body.get("stream_options"), dict) and body["stream_options"].get("include_usage") is True)
         if want_usage:
-            out.append(self.chunk(None, usage={"prompt_tokens": self.pt, "completion_tokens": s.chunks,
-                                               "total_tokens": self.pt + s.chunks}))
+            out.append(self.chunk(None, usage={"prompt_tokens": self.pt, "completion_tokens": s.tokens,
+                                               "total_tokens": self.pt + s.tokens}))
         if not no_done:
             out.append(self.sse("[DONE]"))
         return out
 
     def whole(self):
         s = self.s
-        text = " ".join(WORDS[i % len(WORDS)] for i in range(s.reasoning, s.chunks))
-        usage = {"prompt_tokens": self.pt, "completion_tokens": s.chunks, "total_tokens": self.pt + s.chunks}
+        text = self.text(s.reasoning, s.chunks)
+        usage = {"prompt_tokens": self.pt, "completion_tokens": s.tokens, "total_tokens": self.pt + s.tokens}
         if self.chat:
             return {"id": "chatcmpl-" + uuid.uuid4().hex[:24], "object": "chat.completion",
                     "created": self.created, "model": self.model, "system_fingerprint": "fp_upstream",
@@ -850,7 +869,7 @@ class AnthropicMessages(Dialect):
         out = self.stop_block()
         out.append(self.ev("message_delta", {"type": "message_delta",
                                              "delta": {"stop_reason": self.stop_reason(), "stop_sequence": None},
-                                             "usage": {"output_tokens": self.s.chunks}}))
+                                             "usage": {"output_tokens": self.s.tokens}}))
         if not no_done:
             out.append(self.ev("message_stop", {"type": "message_stop"}))
         return out
@@ -866,7 +885,7 @@ class AnthropicMessages(Dialect):
         return {"id": self.msg_id, "type": "message", "role": "assistant", "model": self.model,
                 "content": content, "stop_reason": self.stop_reason(), "stop_sequence": None,
                 "usage": {"input_tokens": self.pt, "cache_creation_input_tokens": 0,
-                          "cache_read_input_tokens": 0, "output_tokens": s.chunks, "service_tier": "standard"}}
+                          "cache_read_input_tokens": 0, "output_tokens": s.tokens, "service_tier": "standard"}}
 
     @classmethod
     def error_body(cls, status, message=None, etype=None, code=None):
@@ -984,8 +1003,8 @@ class OpenAIResponses(Dialect):
     def usage(self) -> dict:
         s = self.s
         return {"input_tokens": self.pt, "input_tokens_details": {"cached_tokens": 0},
-                "output_tokens": s.chunks, "output_tokens_details": {"reasoning_tokens": s.reasoning},
-                "total_tokens": self.pt + s.chunks}
+                "output_tokens": s.tokens, "output_tokens_details": {"reasoning_tokens": s.reasoning_tokens},
+                "total_tokens": self.pt + s.tokens}
 
     def final_response(self) -> tuple[str, dict]:
         if self.s.finish == "length":
@@ -1065,7 +1084,7 @@ class Ollama(Dialect):
         ns = lambda x: int(round(max(0.0, x) * 1e9))
         return {"total_duration": ns(s.end_offset(offs)), "load_duration": ns(load),
                 "prompt_eval_count": self.pt, "prompt_eval_duration": ns(ttft - load),
-                "eval_count": s.chunks, "eval_duration": ns(offs[-1] - offs[0] if offs else 0.0)}
+                "eval_count": s.tokens, "eval_duration": ns(offs[-1] - offs[0] if offs else 0.0)}
 
     def final(self, text="", thinking=None) -> dict:
         d = self.obj(self.s.end_offset(self.offsets), text, thinking, done=True)
@@ -1073,7 +1092,7 @@ class Ollama(Dialect):
         if self.chat:
             d.update(done_reason=reason, done=True)
         else:
-            d.update(done=True, done_reason=reason, context=[(7 * i + 1) % 262144 for i in range(self.pt + self.s.chunks)])
+            d.update(done=True, done_reason=reason, context=[(7 * i + 1) % 262144 for i in range(self.pt + self.s.tokens)])
         d.update(self.timings())
         return d
 
@@ -1126,10 +1145,11 @@ class Gemini(Dialect):
         if not final:
             return {"promptTokenCount": self.pt, "totalTokenCount": self.pt,
                     "promptTokensDetails": [{"modality": "TEXT", "tokenCount": self.pt}]}
-        u = {"promptTokenCount": self.pt, "candidatesTokenCount": self.n_text, "totalTokenCount": self.pt + s.chunks,
+        u = {"promptTokenCount": self.pt, "candidatesTokenCount": self.n_text * s.tpc,
+             "totalTokenCount": self.pt + s.tokens,
              "promptTokensDetails": [{"modality": "TEXT", "tokenCount": self.pt}]}
         if s.reasoning:
-            u["thoughtsTokenCount"] = s.reasoning
+            u["thoughtsTokenCount"] = s.reasoning_tokens
         return u
 
     def ev(self, obj) -> bytes:
@@ -1205,6 +1225,7 @@ class Exchange:
         self.model = None
         self.chunks = None
         self.reasoning = 0
+        self.tpc = 1
         self.api = None
         self.max_tokens = None
         self.keep_alive = not req.wants_close()
@@ -1292,7 +1313,7 @@ class Exchange:
         rng = random.Random(script.seed)
         offsets = script.content_offsets(rng)
         d.offsets = offsets
-        self.chunks, self.reasoning = script.chunks, script.reasoning
+        self.chunks, self.reasoning, self.tpc = script.chunks, script.reasoning, script.tpc
         crlf = script.crlf if script.crlf is not None else d.crlf
         self.nl = d.nl = b"\r\n" if crlf else b"\n"
         if d.framing == "sse" and script.keepalive:
@@ -1369,7 +1390,7 @@ class Exchange:
         """A request that does not stream: one JSON answer when the stream would have ended."""
         offsets = script.content_offsets(random.Random(script.seed))
         d.offsets = offsets
-        self.chunks = script.chunks
+        self.chunks, self.tpc = script.chunks, script.tpc
         await self.send_simple(200, json.dumps(d.whole()).encode() + b"\n",
                                at=self.req.t_request + script.end_offset(offsets))
 
@@ -1459,7 +1480,7 @@ class Exchange:
                 "t_request": self.req.t_request, "sends": self.sends, "first_byte": self.first_byte,
                 "end": self.end, "outcome": self.outcome, "conn": self.conn.id, "seq": self.conn.seq,
                 "method": self.req.method, "endpoint": self.endpoint, "api": self.api, "model": self.model,
-                "chunks": self.chunks, "reasoning": self.reasoning, "peer": self.conn.peer,
+                "chunks": self.chunks, "reasoning": self.reasoning, "tpc": self.tpc, "peer": self.conn.peer,
                 "query": self.req.query, "auth": sorted(k for k in AUTH_HEADERS if k in h),
                 "anthropic_version": h.get("anthropic-version"), "max_tokens": self.max_tokens,
                 # A gateway's own headers as received (tests check what reached the wire).

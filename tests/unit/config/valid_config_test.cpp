@@ -67,6 +67,7 @@ TEST_F(ValidConfig, TopLevelSections) {
   EXPECT_EQ(c.diagnosis.min_probes, 10);
   EXPECT_EQ(c.diagnosis.burst_chunks, 4);
   EXPECT_DOUBLE_EQ(c.diagnosis.release_share, 0.75);
+  EXPECT_DOUBLE_EQ(c.diagnosis.tokens_per_chunk_ratio, 3);
 
   EXPECT_EQ(c.web.max_connections, 100u);
   EXPECT_EQ(c.web.max_connections_per_address, 10u);

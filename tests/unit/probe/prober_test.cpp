@@ -270,6 +270,36 @@ TEST(Prober, AnthropicKeyHeaderVersionAndEventNames) {
   EXPECT_FALSE(p.result.server);
 }
 
+// Tokens per chunk from a real stream: 3 reasoning events the target does
+// not count as content, 4 content events of 3 tokens each, a finish event
+// and a usage-only event (no text: no chunk). 21 completion tokens (9 of
+// them reasoning, streamed) over 7 chunks that carried output is 3.
+TEST(Prober, TokensPerChunkCountsStreamedReasoningAndNotTheUsageEvent) {
+  ScriptedPeer peer([](PeerConn& c) {
+    c.read_request();
+    c.send_stream_head();
+    for (int i = 0; i < 3; ++i)
+      c.send_event(R"({"choices":[{"delta":{"reasoning_content":"a b c"}}]})");
+    for (int i = 0; i < 4; ++i) {
+      PeerConn::pause(5ms);
+      c.send_event(R"({"choices":[{"delta":{"content":"x y z"}}]})");
+    }
+    c.send_event(R"({"choices":[{"delta":{},"finish_reason":"stop"}]})");
+    c.send_event(R"({"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":21,)"
+                 R"("completion_tokens_details":{"reasoning_tokens":9}}})");
+    c.send_event("[DONE]");
+    c.send("0\r\n\r\n");
+    c.hang();
+  });
+  const Probed p = probe(target_for(peer.url()));
+  ASSERT_TRUE(p.result.ok) << p.result.error_detail;
+  EXPECT_EQ(p.result.chunks, 4u);
+  EXPECT_EQ(p.result.completion_tokens, 21);
+  EXPECT_EQ(p.result.reasoning_tokens, 9);
+  ASSERT_TRUE(p.result.tokens_per_chunk);
+  EXPECT_EQ(*p.result.tokens_per_chunk, 3.0);
+}
+
 TEST(RequestHeaders, KeyGoesInTheDialectsHeader) {
   lse::config::Target t = target_for("http://h/v1");
   t.auth.kind = lse::config::Auth::Kind::bearer;

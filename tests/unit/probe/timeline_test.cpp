@@ -279,3 +279,70 @@ TEST(Timeline, ArrivalOffsetsAddTheGapsToTheTtft) {
   EXPECT_DOUBLE_EQ(at[2], 0.170);
   EXPECT_DOUBLE_EQ(at[3], 0.620);
 }
+
+// Tokens per chunk: 40 tokens over 10 content chunks is 4, whatever the clock.
+TEST(Timeline, TokensPerChunkIsCompletionTokensOverContentChunks) {
+  ProbeResult r;
+  r.completion_tokens = 40;
+  summarize(planted(std::vector<int>(9, 20), 100, 0), 0.25, r);
+  ASSERT_EQ(r.chunks, 10u);
+  ASSERT_TRUE(r.tokens_per_chunk);
+  EXPECT_EQ(*r.tokens_per_chunk, 4.0);
+  // One token per event: exactly 1.
+  r = ProbeResult{};
+  r.completion_tokens = 10;
+  summarize(planted(std::vector<int>(9, 20), 100, 0), 0.25, r);
+  ASSERT_TRUE(r.tokens_per_chunk);
+  EXPECT_EQ(*r.tokens_per_chunk, 1.0);
+}
+
+TEST(Timeline, TokensPerChunkNeedsUsageAndAContentChunk) {
+  ProbeResult r;  // usage unknown (-1)
+  summarize(planted({20, 20}, 100, 0), 0.25, r);
+  EXPECT_FALSE(r.tokens_per_chunk);
+  // Usage but no content chunk: nothing to divide by.
+  Timeline empty;
+  empty.start = TimePoint{} + std::chrono::seconds(5);
+  empty.end = empty.start + milliseconds(30);
+  r.completion_tokens = 12;
+  summarize(empty, 0.25, r);
+  EXPECT_FALSE(r.tokens_per_chunk);
+  // A result summarized again does not keep an earlier figure.
+  r.completion_tokens = 6;
+  summarize(planted({20, 20}, 100, 0), 0.25, r);
+  ASSERT_TRUE(r.tokens_per_chunk);
+  EXPECT_EQ(*r.tokens_per_chunk, 2.0);
+  r.completion_tokens = -1;
+  summarize(planted({20, 20}, 100, 0), 0.25, r);
+  EXPECT_FALSE(r.tokens_per_chunk);
+}
+
+// Streamed thinking the target does not count as content still carried
+// tokens: 8 reasoning events + 4 content chunks for 24 tokens is 2 a chunk,
+// not 6.
+TEST(Timeline, UncountedReasoningChunksCarryTokensToo) {
+  Timeline t = planted({20, 20, 20}, 300, 0);
+  t.first_reasoning = t.start + milliseconds(100);
+  t.reasoning_chunks = 8;
+  ProbeResult r;
+  r.completion_tokens = 24;
+  r.reasoning_tokens = 16;  // reported, and streamed: already in the chunks
+  summarize(t, 0.25, r);
+  ASSERT_TRUE(r.tokens_per_chunk);
+  EXPECT_EQ(*r.tokens_per_chunk, 2.0);
+}
+
+// Thinking the server counted but never streamed (OpenAI's o-series) is no
+// chunk's: 100 hidden reasoning tokens + 12 visible over 4 chunks is 3.
+TEST(Timeline, HiddenReasoningTokensAreLeftOut) {
+  ProbeResult r;
+  r.completion_tokens = 112;
+  r.reasoning_tokens = 100;
+  summarize(planted({20, 20, 20}, 100, 0), 0.25, r);
+  ASSERT_TRUE(r.tokens_per_chunk);
+  EXPECT_EQ(*r.tokens_per_chunk, 3.0);
+  EXPECT_EQ(tokens_per_chunk({10, 30, 4, 0, false}), std::nullopt);  // usage contradicts itself
+  EXPECT_EQ(tokens_per_chunk({10, 0, 4, 0, false}), 2.5);
+  EXPECT_EQ(tokens_per_chunk({0, -1, 4, 0, false}), 0.0);
+  EXPECT_EQ(tokens_per_chunk({10, -1, 0, 5, true}), std::nullopt);  // no content chunk
+}

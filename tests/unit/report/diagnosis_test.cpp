@@ -251,6 +251,66 @@ TEST(ReportDiagnosis, TooFewSuccessfulProbesGiveNoVerdict) {
   EXPECT_EQ(window_stats(w).probes, 4u);
 }
 
+// A window of 6 probes of 21 chunks whose usage says `tokens` each, the way
+// the probe derives tokens per chunk from it.
+std::vector<probe::ProbeResult> with_tokens(const std::vector<std::int64_t>& tokens) {
+  std::vector<probe::ProbeResult> w;
+  for (std::int64_t n : tokens) {
+    probe::ProbeResult r = planted(0.2, repeat(0.02, 20));
+    r.completion_tokens = n;
+    r.tokens_per_chunk = probe::tokens_per_chunk({n, -1, r.chunks, 0, false});
+    w.push_back(r);
+  }
+  return w;
+}
+
+// 84 tokens over 21 chunks is 4 a chunk in every probe: the note says so
+// with the median, and leaves the verdicts as they were.
+TEST(ReportDiagnosis, SeveralTokensPerChunkIsANoteNotAShape) {
+  const auto w = with_tokens({84, 84, 84, 84, 84, 84});
+  const WindowStats s = window_stats(w);
+  ASSERT_TRUE(s.tokens_per_chunk_p50);
+  EXPECT_EQ(*s.tokens_per_chunk_p50, 4.0);
+  EXPECT_EQ(s.tokens_per_chunk_probes, 6u);
+  const auto n = notes(s, kDefaults);
+  ASSERT_EQ(n.size(), 1u);
+  EXPECT_EQ(n[0].id, "tokens_per_chunk");
+  EXPECT_EQ(n[0].text,
+            "the server sends 4 tokens per chunk: gaps are per chunk, not per token (tokens/s "
+            "stays right)");
+  EXPECT_LT(n[0].text.size(), 100u);
+  EXPECT_EQ(n[0].numbers.front(), (std::pair<std::string, double>{"tokens_per_chunk_p50", 4.0}));
+  EXPECT_EQ(diagnose(w, kDefaults).size(), kAllShapes.size());
+  EXPECT_TRUE(held(diagnose(w, kDefaults)).empty());
+}
+
+// One token per chunk, and figures short of the ratio either way, say
+// nothing; unknown usage says nothing; the median decides, not one probe.
+TEST(ReportDiagnosis, TokensPerChunkNearOneOrUnknownHasNoNote) {
+  EXPECT_TRUE(notes(window_stats(with_tokens({21, 21, 21, 21, 21})), kDefaults).empty());
+  EXPECT_TRUE(notes(window_stats(with_tokens({41, 41, 41})), kDefaults).empty());  // 1.95
+  EXPECT_EQ(notes(window_stats(with_tokens({42})), kDefaults).size(), 1u);         // exactly 2
+  EXPECT_EQ(notes(window_stats(with_tokens({10, 10})), kDefaults).size(), 1u);     // <= 1/2
+  EXPECT_TRUE(notes(window_stats(with_tokens({11, 11})), kDefaults).empty());      // 0.52
+  EXPECT_TRUE(notes(window_stats(with_tokens({0, 0})), kDefaults).empty());  // no output tokens
+  EXPECT_TRUE(notes(window_stats(window(10, 0.2, repeat(0.02, 20))), kDefaults).empty());
+  EXPECT_TRUE(notes(window_stats(with_tokens({84, 21, 21})), kDefaults).empty());
+  EXPECT_EQ(notes(window_stats(with_tokens({84, 84, 21})), kDefaults).size(), 1u);
+  // Failed probes are not in the window, usage or not.
+  auto w = with_tokens({84, 84});
+  for (auto& r : w) r.ok = false;
+  EXPECT_FALSE(window_stats(w).tokens_per_chunk_p50);
+}
+
+TEST(ReportDiagnosis, TokensPerChunkRatioIsSettable) {
+  config::DiagnosisThresholds t;
+  t.tokens_per_chunk_ratio = 5;
+  EXPECT_TRUE(notes(window_stats(with_tokens({84, 84})), t).empty());
+  const auto n = notes(window_stats(with_tokens({105, 105})), t);
+  ASSERT_EQ(n.size(), 1u);
+  EXPECT_NE(n[0].text.find("sends 5 tokens per chunk"), std::string::npos) << n[0].text;
+}
+
 TEST(ReportDiagnosis, ShapeNamesAreStable) {
   EXPECT_EQ(to_string(Shape::queue), "queue");
   EXPECT_EQ(to_string(Shape::transport), "transport");

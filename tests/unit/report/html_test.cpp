@@ -82,6 +82,26 @@ TEST(ReportHtml, ShowsThresholdDiagnosisAndInterruption) {
   EXPECT_EQ(html_escape("a<b>&\"'"), "a&lt;b&gt;&amp;&quot;&#39;");
 }
 
+// The tokens-per-chunk note sits under its series' diagnosis, once, and
+// the field table has the figure.
+TEST(ReportHtml, TokensPerChunkNoteUnderTheDiagnosis) {
+  std::vector<probe::ProbeResult> rs;
+  for (int i = 0; i < 5; ++i) {
+    auto r = planted(0.1, repeat(0.02, 7), 0, "vllm", "short");
+    r.completion_tokens = 24;  // 8 chunks
+    r.tokens_per_chunk = probe::tokens_per_chunk({24, -1, r.chunks, 0, false});
+    rs.push_back(r);
+  }
+  const std::string html = render_html(summarize(rs, {}), {});
+  EXPECT_EQ(count(html, R"(<p class="note" data-note="tokens_per_chunk">note: the server sends 3 )"
+                        R"(tokens per chunk: gaps are per chunk, not per token)"),
+            1u)
+      << html;
+  EXPECT_EQ(count(render_html(sample(), {}), "data-note="), 0u);  // no usage: no note
+  EXPECT_NE(html.find("<tr><td>tokens/chunk</td><td>3</td><td>3</td><td>3</td><td>5</td></tr>"),
+            std::string::npos);
+}
+
 TEST(ReportHtml, EmptySummaryStillRenders) {
   const std::string html = render_html(Summary{}, {});
   EXPECT_NE(html.find("data-expected-runs=\"0\""), std::string::npos);

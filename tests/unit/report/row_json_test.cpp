@@ -35,6 +35,7 @@ probe::ProbeResult full_result() {
   r.duration = 0.8244;
   r.prompt_tokens = 14;
   r.completion_tokens = 9;
+  r.tokens_per_chunk = 9.0 / 5.0;
   r.finish_reason = "stop";
   r.http_version = "1.1";
   r.content_encoding = "gzip";
@@ -59,7 +60,8 @@ TEST(RowJson, ExactRowForAKnownProbe) {
       R"("content_encoding":"gzip","content_type":"text/event-stream",)"
       R"("unexpected_content_type":false,"http_version":"1.1","interim_responses":2,)"
       R"("via_proxy":false,"coalesced_chunks":1,)"
-      R"("stalls_detail":[{"at_chunk":4,"gap_ms":300.400,"released_chunks":1}]})");
+      R"("stalls_detail":[{"at_chunk":4,"gap_ms":300.400,"released_chunks":1}],)"
+      R"("tokens_per_chunk":1.800})");
 }
 
 TEST(RowJson, MissingValuesAreNull) {
@@ -81,7 +83,7 @@ TEST(RowJson, MissingValuesAreNull) {
       R"("host":null,"error":"connect 10.0.0.7:443: Connection refused","content_encoding":null,)"
       R"("content_type":null,"unexpected_content_type":false,"http_version":null,)"
       R"("interim_responses":0,"via_proxy":true,"coalesced_chunks":0,)"
-      R"("stalls_detail":[]})");
+      R"("stalls_detail":[],"tokens_per_chunk":null})");
 }
 
 TEST(RowJson, IdReadsBackAndRowsWithoutOneAreStillRows) {
@@ -98,6 +100,35 @@ TEST(RowJson, IdReadsBackAndRowsWithoutOneAreStillRows) {
   EXPECT_EQ(null_id->id, "");
   EXPECT_FALSE(parse_row_json(R"({"ts":1,"id":7,"target":"t","ok":true})", &error));
   EXPECT_NE(error.find("\"id\""), std::string::npos) << error;
+}
+
+// Tokens per chunk: to the row's 3 decimals and back; null (no usage) and
+// rows written before the field read as unknown; a negative one is refused.
+TEST(RowJson, TokensPerChunkReadsBackAndOlderRowsHaveNone) {
+  auto r = full_result();
+  r.tokens_per_chunk = 4.0;
+  std::string error;
+  auto back = parse_row_json(to_row_json(r), &error);
+  ASSERT_TRUE(back) << error;
+  ASSERT_TRUE(back->tokens_per_chunk);
+  EXPECT_EQ(*back->tokens_per_chunk, 4.0);
+  r.tokens_per_chunk = 10.0 / 3.0;
+  back = parse_row_json(to_row_json(r), &error);
+  ASSERT_TRUE(back && back->tokens_per_chunk) << error;
+  EXPECT_NEAR(*back->tokens_per_chunk, 10.0 / 3.0, 0.0005);
+  r.tokens_per_chunk.reset();
+  back = parse_row_json(to_row_json(r), &error);
+  ASSERT_TRUE(back) << error;
+  EXPECT_FALSE(back->tokens_per_chunk);
+  auto old = parse_row_json(R"({"ts":1,"target":"t","ok":true,"chunks":4,)"
+                            R"("usage":{"prompt_tokens":3,"completion_tokens":16}})",
+                            &error);
+  ASSERT_TRUE(old) << error;
+  EXPECT_FALSE(old->tokens_per_chunk);  // not guessed: the row does not say how reasoning counted
+  EXPECT_EQ(old->completion_tokens, 16);
+  EXPECT_FALSE(parse_row_json(R"({"ts":1,"target":"t","ok":true,"tokens_per_chunk":-1})", &error));
+  EXPECT_NE(error.find("\"tokens_per_chunk\""), std::string::npos) << error;
+  EXPECT_FALSE(parse_row_json(R"({"ts":1,"target":"t","ok":true,"tokens_per_chunk":"4"})", &error));
 }
 
 TEST(RowJson, InterimResponsesReadBackAndOlderRowsHaveNone) {
@@ -179,6 +210,10 @@ void expect_same_row(const probe::ProbeResult& a, const probe::ProbeResult& b) {
   EXPECT_EQ(a.stalls, b.stalls);
   EXPECT_EQ(a.prompt_tokens, b.prompt_tokens);
   EXPECT_EQ(a.completion_tokens, b.completion_tokens);
+  ASSERT_EQ(a.tokens_per_chunk.has_value(), b.tokens_per_chunk.has_value());
+  if (a.tokens_per_chunk) {
+    EXPECT_NEAR(*a.tokens_per_chunk, *b.tokens_per_chunk, 0.0005);
+  }
   EXPECT_EQ(a.finish_reason, b.finish_reason);
   EXPECT_EQ(a.error_detail, b.error_detail);
   EXPECT_EQ(a.content_encoding, b.content_encoding);

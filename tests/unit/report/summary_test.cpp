@@ -72,7 +72,7 @@ TEST(ReportSummary, ExplainedTableNamesEveryFieldAndTheFailures) {
   const Summary s = summarize(experiment(), {});
   const std::string t = render_table(s, {.explain = true});
   for (const char* f : {"ttft", "duration", "tail", "chunks", "stalls", "gap_p50", "gap_p95",
-                        "gap_max", "tokens/s"})
+                        "gap_max", "tokens/s", "tokens/chunk"})
     EXPECT_NE(t.find(std::string("\n  ") + f + " "), std::string::npos) << f;
   EXPECT_NE(t.find("target other  model m  prompt short  (1 run, 0 ok)\n  no successful run: "
                    "nothing measured"),
@@ -181,13 +181,53 @@ TEST(ReportSummary, ViewHoldsTheStringsReadersSee) {
   EXPECT_EQ(shortp.model_label, "m");
   // The table and the JSON show the same view.
   const std::string t = render_table(s, {.explain = true});
-  EXPECT_NE(t.find("  ttft            1.00 s      1.90 s      2.00 s\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("  ttft              1.00 s      1.90 s      2.00 s\n"), std::string::npos) << t;
   EXPECT_NE(t.find("total: 29 runs, 25 ok, 4 failed (connect 1, empty 2, timeout_idle 1)"),
             std::string::npos)
       << t;
   EXPECT_NE(
       json::dump(to_json(s)).find("\"failures\":{\"connect\":1,\"empty\":2,\"timeout_idle\":1}"),
       std::string::npos);
+}
+
+// A server that sends 4 tokens per chunk: every output says so, from the
+// one note summarize() made, and shows the field beside tokens/s.
+TEST(ReportSummary, TokensPerChunkNoteInEveryOutput) {
+  std::vector<probe::ProbeResult> rs;
+  for (int i = 0; i < 5; ++i) {
+    auto r = planted(0.2, repeat(0.02, 9), 0, "vllm", "short");
+    r.completion_tokens = 40;  // 10 chunks
+    r.tokens_per_chunk = probe::tokens_per_chunk({40, -1, r.chunks, 0, false});
+    rs.push_back(r);
+    rs.push_back(planted(0.2, repeat(0.02, 9), 0, "plain", "short"));  // no usage: no note
+  }
+  const Summary s = summarize(rs, {});
+  ASSERT_EQ(s.series.size(), 2u);
+  const SeriesSummary& batched = s.series[1];
+  ASSERT_EQ(batched.target, "vllm");
+  ASSERT_EQ(batched.notes.size(), 1u);
+  EXPECT_TRUE(s.series[0].notes.empty());
+  EXPECT_EQ(batched.cell(Field::tokens_per_chunk).p50, "4");
+  EXPECT_EQ(batched.field(Field::tokens_per_chunk).n, 5u);
+  const std::string note =
+      "note: the server sends 4 tokens per chunk: gaps are per chunk, not per token (tokens/s "
+      "stays right)\n";
+  const std::string t = render_table(s);
+  const auto at = t.find("vllm ");
+  ASSERT_NE(at, std::string::npos) << t;
+  EXPECT_NE(t.find("    " + note, at), std::string::npos) << t;
+  EXPECT_EQ(t.find(note), t.rfind(note)) << t;  // once: the plain series has none
+  const std::string x = render_table(s, {.explain = true});
+  EXPECT_NE(x.find("\n  " + note), std::string::npos) << x;
+  EXPECT_NE(x.find("  tokens/chunk           4           4           4\n"), std::string::npos) << x;
+  const std::string j = json::dump(to_json(s));
+  EXPECT_NE(j.find(R"("tokens_per_chunk":{"n":5,"p50":4.0,"p95":4.0,"max":4.0})"),
+            std::string::npos)
+      << j;
+  EXPECT_NE(j.find(R"("notes":[{"note":"tokens_per_chunk","text":"the server sends 4 tokens)"),
+            std::string::npos)
+      << j;
+  EXPECT_NE(j.find(R"("notes":[])"), std::string::npos) << j;
 }
 
 TEST(ReportSummary, ShapesHeldInWords) {
