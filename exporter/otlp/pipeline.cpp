@@ -54,12 +54,23 @@ Attributes resource_attributes(const config::OtlpOptions& options, const std::st
   return out;
 }
 
+namespace {
+
+std::shared_ptr<Aggregator> aggregation_for(const config::OtlpOptions& options,
+                                            std::shared_ptr<Aggregator> carried) {
+  const Temporality t = options.temporality == config::OtlpOptions::Temporality::delta
+                            ? Temporality::delta
+                            : Temporality::cumulative;
+  if (carried && carried->temporality() == t) return carried;
+  return std::make_shared<Aggregator>(t);
+}
+
+}  // namespace
+
 Pipeline::Pipeline(const config::OtlpOptions& options, Attributes resource, std::string version,
-                   DropCounter count_drops)
+                   DropCounter count_drops, std::shared_ptr<Aggregator> carried)
     : options_(options),
-      aggregator_(options.temporality == config::OtlpOptions::Temporality::delta
-                      ? Temporality::delta
-                      : Temporality::cumulative),
+      aggregator_(aggregation_for(options, std::move(carried))),
       sender_(options),
       resource_(std::move(resource)),
       version_(std::move(version)),
@@ -70,10 +81,10 @@ Pipeline::~Pipeline() { stop(); }
 void Pipeline::set_targets(const config::Config& config) {
   std::map<std::string, TargetAttributes> targets;
   for (const auto& t : config.targets) targets.emplace(t.name, target_attributes(t));
-  aggregator_.set_targets(std::move(targets));
+  aggregator_->set_targets(std::move(targets));
 }
 
-void Pipeline::record(const probe::ProbeResult& r) { aggregator_.record(r, unix_nanos()); }
+void Pipeline::record(const probe::ProbeResult& r) { aggregator_->record(r, unix_nanos()); }
 
 void Pipeline::start() {
   if (thread_.joinable()) return;
@@ -91,7 +102,7 @@ void Pipeline::stop() {
 }
 
 void Pipeline::enqueue_collection() {
-  Batch batch = aggregator_.collect(unix_nanos());
+  Batch batch = aggregator_->collect(unix_nanos());
   if (batch.metrics.empty()) return;
   batch.resource = resource_;
   batch.scope_name = "llm-stream-exporter";

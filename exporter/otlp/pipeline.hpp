@@ -51,13 +51,17 @@ class Pipeline {
   using DropCounter = std::function<void(std::uint64_t data_points)>;
 
   // Throws std::runtime_error when the endpoint's TLS material cannot be loaded.
+  // `carried`: the aggregation of the pipeline this one replaces (on a
+  // reload), taken over when its temporality is the same, so a moved
+  // endpoint goes on with the same series; else a new one.
   Pipeline(const config::OtlpOptions& options, Attributes resource, std::string version,
-           DropCounter count_drops);
+           DropCounter count_drops, std::shared_ptr<Aggregator> carried = nullptr);
   ~Pipeline();  // stop()s
   Pipeline(const Pipeline&) = delete;
   Pipeline& operator=(const Pipeline&) = delete;
 
   const config::OtlpOptions& options() const { return options_; }
+  std::shared_ptr<Aggregator> aggregation() const { return aggregator_; }
 
   // The running config's targets (their attributes; others are ignored).
   void set_targets(const config::Config& config);
@@ -84,7 +88,7 @@ class Pipeline {
   void flush_on_stop();
 
   const config::OtlpOptions options_;
-  Aggregator aggregator_;
+  std::shared_ptr<Aggregator> aggregator_;
   Sender sender_;
   const Attributes resource_;
   const std::string version_;

@@ -171,13 +171,17 @@ void log_empty_share(const shard::Shard& shard, const config::Config& cfg, bool 
 
 // The OTLP push of a config with an `otlp:` section (not started), fed the
 // config's targets; null without one.
+// `running`: the pipeline it replaces, whose series it goes on with.
 std::shared_ptr<otlp::Pipeline> otlp_pipeline(const config::Config& cfg, const Identity& identity,
-                                              metrics::Metrics& metrics) {
+                                              metrics::Metrics& metrics,
+                                              const otlp::Pipeline* running = nullptr) {
   if (!cfg.otlp) return nullptr;
   auto p = std::make_shared<otlp::Pipeline>(
       *cfg.otlp, otlp::resource_attributes(*cfg.otlp, identity.build.version, identity.host_label),
-      identity.build.version, [&metrics](std::uint64_t n) { metrics.count_otlp_dropped(n); });
-  p->set_targets(cfg);
+      identity.build.version, [&metrics](std::uint64_t n) { metrics.count_otlp_dropped(n); },
+      running ? running->aggregation() : nullptr);
+  // A carried aggregation learns the new targets when the reload commits.
+  if (!running) p->set_targets(cfg);
   return p;
 }
 
@@ -419,7 +423,7 @@ struct Service::Impl {
     // A changed `otlp:` gets a pipeline of its own, built here (its CA file
     // may not load) and swapped in by switch_otlp() once the reload commits.
     if (!(next.otlp == prev.otlp)) {
-      tx.step([&] { otlp_next = otlp_pipeline(next, identity, metrics); },
+      tx.step([&] { otlp_next = otlp_pipeline(next, identity, metrics, otlp_now().get()); },
               [&] { otlp_next.reset(); });
     }
     tx.step([&] { move_listener(prev.listen, next.listen); }, [] {});
@@ -427,7 +431,8 @@ struct Service::Impl {
 
   // The committed config's OTLP push: the pipeline switch_parts built for a
   // changed `otlp:` replaces the running one (which sends its last batch as
-  // it stops), else the running one learns the new targets.
+  // it stops; the new one goes on with its series when the temporality is
+  // the same), and learns the new targets.
   void switch_otlp(const config::Config& next) {
     std::shared_ptr<otlp::Pipeline> old;
     const bool changed = otlp_next != nullptr || (!next.otlp && otlp_now());
@@ -435,9 +440,8 @@ struct Service::Impl {
       if (otlp_next && ready) otlp_next->start();
       std::lock_guard lock(otlp_mutex);
       old = std::exchange(otlp, std::exchange(otlp_next, nullptr));
-    } else if (auto p = otlp_now()) {
-      p->set_targets(next);
     }
+    if (auto p = otlp_now()) p->set_targets(next);
     if (old) old->stop();
   }
 

@@ -21,8 +21,8 @@ import threading
 import time
 import unittest
 
-from harness import (ROOT, Exporter, TempDir, Upstream, free_port, http_get, render_config,
-                     wait_for)
+from harness import (ROOT, Exporter, TempDir, Upstream, free_port, http_get, http_post,
+                     render_config, wait_for)
 
 SECRET = 'otlp-secret-7f3a9c1e55d0'
 GAP_MS = 20
@@ -327,6 +327,25 @@ class OtlpTest(unittest.TestCase):
         self.assertGreaterEqual(reqs[1]['t'] - reqs[0]['t'], 0.9)
         self.assertGreaterEqual(reqs[2]['t'] - reqs[1]['t'], 0.9)
         self.assertEqual(dropped, 0)
+
+    def test_reload_moves_the_push_to_a_changed_endpoint(self):
+        with TempDir() as tmp, Upstream(tmp) as up, Receiver(self.pb2) as a, \
+                Receiver(self.pb2) as b:
+            targets = self.targets(up)
+            with Exporter(tmp, render_config(targets, extra=otlp_section(a.port))) as ex:
+                ex.wait_probes('steady', 2)
+                wait_for(lambda: a.accepted(), 10, what='exports to the first receiver')
+                ex.write_config(render_config(targets, extra=otlp_section(b.port)))
+                status, body = http_post(ex.base + '/-/reload')
+                self.assertEqual(status, 200, body)
+                wait_for(lambda: b.accepted(), 10, what='exports to the second receiver')
+                settled = len(a.accepted())
+                time.sleep(0.6)  # three intervals: none of them to the first receiver
+                self.assertEqual(len(a.accepted()), settled)
+                # The same cumulative series go on at the new endpoint.
+                points = metrics_of(b.accepted()[-1]['body'])
+                self.assertEqual(totals(points, 'gen_ai.client.operation.duration', 'steady')[0],
+                                 ex.value('llm_stream_probes_total', target='steady'))
 
     def test_receiver_down_counts_drops_and_probing_keeps_its_schedule(self):
         dead_port = free_port()  # nothing listens there
