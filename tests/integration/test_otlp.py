@@ -13,8 +13,8 @@ import gzip
 import http.server
 import importlib
 import json
-import math
 import os
+import ssl
 import subprocess
 import sys
 import threading
@@ -22,7 +22,7 @@ import time
 import unittest
 
 from harness import (ROOT, Exporter, TempDir, Upstream, free_port, http_get, http_post,
-                     render_config, wait_for)
+                     make_pki, render_config, wait_for)
 
 SECRET = 'otlp-secret-7f3a9c1e55d0'
 GAP_MS = 20
@@ -46,8 +46,9 @@ class Receiver:
     the OTLP/JSON shape (protobuf through MessageToDict), answers 200, or
     the statuses queued in `answers` first."""
 
-    def __init__(self, pb2):
+    def __init__(self, pb2, tls=None):
         self.pb2 = pb2
+        self.tls = tls  # (cert, key): serve https
         self.requests = []  # dicts: t, path, headers, content_type, status, body (decoded)
         self.answers = []   # (status, headers) to give before answering 200
         self.lock = threading.Lock()
@@ -79,6 +80,10 @@ class Receiver:
                 self.end_headers()
 
         self.server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), Handler)
+        if self.tls:
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            ctx.load_cert_chain(*self.tls)
+            self.server.socket = ctx.wrap_socket(self.server.socket, server_side=True)
         self.port = self.server.server_address[1]
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
@@ -346,6 +351,27 @@ class OtlpTest(unittest.TestCase):
                 points = metrics_of(b.accepted()[-1]['body'])
                 self.assertEqual(totals(points, 'gen_ai.client.operation.duration', 'steady')[0],
                                  ex.value('llm_stream_probes_total', target='steady'))
+
+    def test_https_with_a_configured_ca_and_a_refused_certificate(self):
+        with TempDir() as tmp, Upstream(tmp) as up:
+            pki = make_pki(tmp)
+            with Receiver(self.pb2, tls=(pki['server_cert'], pki['server_key'])) as rx:
+                targets = [{'name': 'steady', 'url': up.url('ttft=20,gap=5,chunks=4')}]
+                good = (f'otlp:\n  endpoint: https://127.0.0.1:{rx.port}\n  interval: 200ms\n'
+                        f'  timeout: 150ms\n  ca_file: {pki["ca"]}\n')
+                with Exporter(tmp, render_config(targets, extra=good)) as ex:
+                    ex.wait_probes('steady', 1)
+                    wait_for(lambda: rx.accepted(), 10, what='an export over https')
+                before = len(rx.requests)
+                # A CA that did not sign the receiver's certificate: nothing is sent.
+                bad = good.replace(pki['ca'], pki['other_ca'])
+                with Exporter(tmp, render_config(targets, extra=bad), name='bad-ca') as ex:
+                    ex.wait_probes('steady', 1)
+                    wait_for(lambda: 'msg="otlp export error"' in ex.proc.output(), 10,
+                             what='the TLS failure logged')
+                    log = ex.proc.output()
+                self.assertEqual(len(rx.requests), before)
+                self.assertIn('certificate verify failed', log)
 
     def test_receiver_down_counts_drops_and_probing_keeps_its_schedule(self):
         dead_port = free_port()  # nothing listens there
