@@ -180,7 +180,14 @@ void apply_environment(const Reader& r, OtlpOptions& o, const Item& item) {
   for (const char* var : {"OTEL_EXPORTER_OTLP_HEADERS", "OTEL_EXPORTER_OTLP_METRICS_HEADERS"}) {
     const auto pairs = parse_otel_key_values(env(var));
     if (!pairs) r.fail(item.mark, fmt::format("otlp: {} is not a list of key=value", var));
-    for (const auto& [k, v] : *pairs) set_header(o, k, v, true);
+    for (const auto& [k, v] : *pairs) {
+      // Never the value in a message: it is a secret.
+      if (auto err = detail::check_header_name(k))
+        r.fail(item.mark, fmt::format("otlp: {}: {}", var, *err));
+      if (auto err = detail::check_header_value(k, v))
+        r.fail(item.mark, fmt::format("otlp: {}: {}", var, *err));
+      set_header(o, k, v, true);
+    }
   }
   const auto attrs = parse_otel_key_values(env("OTEL_RESOURCE_ATTRIBUTES"));
   if (!attrs) r.fail(item.mark, "otlp: OTEL_RESOURCE_ATTRIBUTES is not a list of key=value");

@@ -139,6 +139,18 @@ TEST_F(OtlpSection, ErrorsSayWhereAndWhat) {
             std::string::npos);
 }
 
+TEST_F(OtlpSection, BadHeadersFromTheEnvironmentAreErrorsWithoutTheirValue) {
+  setenv("OTEL_EXPORTER_OTLP_HEADERS", "x-key=sec%0Dret-42", 1);
+  const std::string e = error_of(with_otlp("otlp: {endpoint: 'http://c:1'}\n"));
+  EXPECT_NE(e.find("OTEL_EXPORTER_OTLP_HEADERS: value of header 'x-key' contains a line break"),
+            std::string::npos)
+      << e;
+  EXPECT_EQ(e.find("sec"), std::string::npos) << e;
+  setenv("OTEL_EXPORTER_OTLP_HEADERS", "bad name=v", 1);
+  EXPECT_NE(error_of(with_otlp("otlp: {endpoint: 'http://c:1'}\n")).find("invalid header name"),
+            std::string::npos);
+}
+
 TEST(OtelKeyValues, ListsAsTheVariablesWriteThem) {
   using Pairs = std::vector<std::pair<std::string, std::string>>;
   EXPECT_EQ(parse_otel_key_values(""), Pairs{});
