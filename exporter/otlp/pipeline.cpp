@@ -88,6 +88,15 @@ void Pipeline::record(const probe::ProbeResult& r) { aggregator_->record(r, unix
 
 void Pipeline::start() {
   if (thread_.joinable()) return;
+  log::info(
+      "otlp push",
+      {{"endpoint", shown_endpoint(options_.endpoint)},
+       {"interval_s", std::chrono::duration<double>(options_.interval).count()},
+       {"protocol", options_.protocol == config::OtlpOptions::Protocol::http_json
+                        ? "http/json"
+                        : "http/protobuf"},
+       {"temporality",
+        options_.temporality == config::OtlpOptions::Temporality::delta ? "delta" : "cumulative"}});
   thread_ = std::thread([this] { run(); });
 }
 

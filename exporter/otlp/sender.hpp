@@ -1,7 +1,9 @@
 // One OTLP/HTTP export request: POST the body to the endpoint over http or
 // https (system CAs, or otlp.ca_file), optionally gzip-compressed, bounded by
-// otlp.timeout as a whole. Blocking: it runs on the export thread only, with
-// an io_context of its own; never on a probe thread.
+// otlp.timeout as a whole (but for a name resolution that hangs: getaddrinfo
+// cannot be interrupted, and the request waits for it). Blocking: it runs on
+// the export thread only, with an io_context of its own; never on a probe
+// thread. One connection per request (an export is one request per interval).
 #pragma once
 #include <utility>
 #include <chrono>
