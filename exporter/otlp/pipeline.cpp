@@ -5,6 +5,7 @@
 #include "log/log.hpp"
 #include "net/url.hpp"
 #include "otlp/encode.hpp"
+#include "otlp/response.hpp"
 #include "util/wall_clock.hpp"
 
 namespace lse::otlp {
@@ -56,6 +57,12 @@ Attributes resource_attributes(const config::OtlpOptions& options, const std::st
 
 namespace {
 
+std::vector<std::string> header_values(const config::OtlpOptions& options) {
+  std::vector<std::string> values;
+  for (const auto& h : options.headers) values.push_back(h.second);
+  return values;
+}
+
 std::shared_ptr<Aggregator> aggregation_for(const config::OtlpOptions& options,
                                             std::shared_ptr<Aggregator> carried) {
   const Temporality t = options.temporality == config::OtlpOptions::Temporality::delta
@@ -74,7 +81,8 @@ Pipeline::Pipeline(const config::OtlpOptions& options, Attributes resource, std:
       sender_(options),
       resource_(std::move(resource)),
       version_(std::move(version)),
-      count_drops_(std::move(count_drops)) {}
+      count_drops_(std::move(count_drops)),
+      secrets_(header_values(options)) {}
 
 Pipeline::~Pipeline() { stop(); }
 
@@ -129,7 +137,19 @@ void Pipeline::drop(const Pending& p, const std::string& why) {
   log_error_once("batch dropped: " + why);
 }
 
-void Pipeline::log_error_once(const std::string& error) {
+// Points a receiver accepted the request of but rejected (partial_success):
+// dropped, counted, the reason logged once; never retried.
+void Pipeline::count_rejected(const PostResult& accepted) {
+  const auto partial = partial_success(accepted.body, accepted.content_type);
+  if (!partial) return;
+  if (partial->rejected_data_points > 0 && count_drops_)
+    count_drops_(static_cast<std::uint64_t>(partial->rejected_data_points));
+  log_error_once("receiver rejected " + std::to_string(partial->rejected_data_points) +
+                 " data points: " + partial->error_message);
+}
+
+void Pipeline::log_error_once(const std::string& raw) {
+  const std::string error = secrets_.mask(raw);
   if (!logged_errors_.insert(error).second) return;
   log::error("otlp export error",
              {{"endpoint", shown_endpoint(options_.endpoint)},
@@ -144,6 +164,7 @@ bool Pipeline::send_head(Clock::time_point& next_try) {
   const bool json = options_.protocol == config::OtlpOptions::Protocol::http_json;
   const PostResult r = sender_.post(head.body, json ? kJsonContentType : kProtobufContentType);
   if (r.error.empty() && r.status >= 200 && r.status < 300) {
+    count_rejected(r);
     queue_.pop_front();
     return true;
   }
@@ -193,6 +214,7 @@ void Pipeline::flush_on_stop() {
     const bool json = options_.protocol == config::OtlpOptions::Protocol::http_json;
     const PostResult r =
         sender_.post(queue_.front().body, json ? kJsonContentType : kProtobufContentType);
+    if (r.error.empty() && r.status >= 200 && r.status < 300) count_rejected(r);
     if (!(r.error.empty() && r.status >= 200 && r.status < 300))
       drop(queue_.front(),
            "at shutdown: " + (r.error.empty() ? "HTTP " + std::to_string(r.status) : r.error));

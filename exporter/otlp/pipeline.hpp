@@ -26,6 +26,7 @@
 #include "otlp/batch.hpp"
 #include "otlp/sender.hpp"
 #include "probe/result.hpp"
+#include "util/redact.hpp"
 
 namespace lse::otlp {
 
@@ -84,7 +85,8 @@ class Pipeline {
   // Sends the head of the queue once; false when it is to wait (retry later).
   bool send_head(Clock::time_point& next_try);
   void drop(const Pending& p, const std::string& why);
-  void log_error_once(const std::string& error);
+  void log_error_once(const std::string& raw);  // header values masked
+  void count_rejected(const PostResult& accepted);
   void flush_on_stop();
 
   const config::OtlpOptions options_;
@@ -93,6 +95,7 @@ class Pipeline {
   const Attributes resource_;
   const std::string version_;
   DropCounter count_drops_;
+  util::Redactor secrets_;  // the header values: never in a log line
 
   std::mutex mutex_;  // stopping_ and the wake-up
   std::condition_variable wake_;

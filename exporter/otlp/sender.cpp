@@ -68,6 +68,9 @@ struct Sender::Impl {
     co_await bhttp::async_read(stream, buffer, parser, asio::use_awaitable);
     PostResult result;
     result.status = static_cast<int>(parser.get().result_int());
+    result.body = std::move(parser.get().body());
+    const auto type = parser.get()[bhttp::field::content_type];
+    result.content_type.assign(type.data(), type.size());
     const auto retry = parser.get()[bhttp::field::retry_after];
     if (!retry.empty())
       result.retry_after = http::retry_after_seconds(std::string_view(retry.data(), retry.size()),

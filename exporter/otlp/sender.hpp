@@ -21,6 +21,8 @@ struct PostResult {
   int status = 0;                     // 0: no answer (see error)
   std::optional<double> retry_after;  // seconds, from a 429/503's Retry-After
   std::string error;                  // transport failure ("" when answered)
+  std::string body;                   // the answer's body (at most 64 KiB)
+  std::string content_type;
 };
 
 class Sender {

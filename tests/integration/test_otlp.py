@@ -64,10 +64,11 @@ class Receiver:
                 raw = self.rfile.read(int(self.headers.get('Content-Length', '0')))
                 if self.headers.get('Content-Encoding') == 'gzip':
                     raw = gzip.decompress(raw)
-                status, extra = 200, {}
+                status, extra, answer = 200, {}, b''
                 with receiver.lock:
                     if receiver.answers:
-                        status, extra = receiver.answers.pop(0)
+                        status, extra, *rest = receiver.answers.pop(0)
+                        answer = rest[0] if rest else b''
                     receiver.requests.append({
                         't': time.monotonic(), 'path': self.path, 'headers': dict(self.headers),
                         'content_type': self.headers.get('Content-Type'), 'status': status,
@@ -76,8 +77,9 @@ class Receiver:
                 for k, v in extra.items():
                     self.send_header(k, v)
                 self.send_header('Content-Type', 'application/x-protobuf')
-                self.send_header('Content-Length', '0')
+                self.send_header('Content-Length', str(len(answer)))
                 self.end_headers()
+                self.wfile.write(answer)
 
         self.server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), Handler)
         if self.tls:
@@ -372,6 +374,25 @@ class OtlpTest(unittest.TestCase):
                     log = ex.proc.output()
                 self.assertEqual(len(rx.requests), before)
                 self.assertIn('certificate verify failed', log)
+
+    def test_partial_success_counts_the_rejected_points_and_masks_secrets(self):
+        with TempDir() as tmp, Upstream(tmp) as up, Receiver(self.pb2) as rx:
+            answer = self.pb2.ExportMetricsServiceResponse()
+            answer.partial_success.rejected_data_points = 5
+            answer.partial_success.error_message = f'points too old (token {SECRET})'
+            rx.answers = [(200, {}, answer.SerializeToString())]
+            secret_file = os.path.join(tmp, 'otlp-token')
+            with open(secret_file, 'w') as f:
+                f.write(SECRET + '\n')
+            extra = otlp_section(rx.port, f'  headers: {{X-Otlp-Token: {{file: {secret_file}}}}}\n')
+            with Exporter(tmp, render_config(self.targets(up), extra=extra)) as ex:
+                ex.wait_probes('steady', 2)
+                wait_for(lambda: len(rx.accepted()) >= 3, 10, what='three accepted exports')
+                dropped = ex.value('llm_stream_otlp_dropped_total')
+                log = ex.proc.output()
+        self.assertEqual(dropped, 5)  # the receiver's count, not retried
+        self.assertEqual(log.count('receiver rejected 5 data points: points too old'), 1)
+        self.assertNotIn(SECRET, log)
 
     def test_receiver_down_counts_drops_and_probing_keeps_its_schedule(self):
         dead_port = free_port()  # nothing listens there

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "opentelemetry/proto/collector/metrics/v1/metrics_service.pb.h"
+#include "otlp/response.hpp"
 
 namespace lse::otlp {
 namespace {
@@ -79,6 +80,25 @@ TEST(Encode, JsonFollowsTheOtlpJsonRules) {
   // Balanced: every object and array closed.
   EXPECT_EQ(std::count(j.begin(), j.end(), '{'), std::count(j.begin(), j.end(), '}'));
   EXPECT_EQ(std::count(j.begin(), j.end(), '['), std::count(j.begin(), j.end(), ']'));
+}
+
+TEST(Response, PartialSuccessInProtobufAndJson) {
+  opentelemetry::proto::collector::metrics::v1::ExportMetricsServiceResponse r;
+  r.mutable_partial_success()->set_rejected_data_points(7);
+  r.mutable_partial_success()->set_error_message("too old");
+  const auto pb = partial_success(r.SerializeAsString(), "application/x-protobuf");
+  ASSERT_TRUE(pb);
+  EXPECT_EQ(pb->rejected_data_points, 7);
+  EXPECT_EQ(pb->error_message, "too old");
+  const auto js = partial_success(
+      R"({"partialSuccess":{"rejectedDataPoints":"3","errorMessage":"x"}})", "application/json");
+  ASSERT_TRUE(js);
+  EXPECT_EQ(js->rejected_data_points, 3);
+  // Nothing rejected, nothing said, an empty or undecodable body: no partial success.
+  EXPECT_FALSE(partial_success("", "application/x-protobuf"));
+  EXPECT_FALSE(partial_success("{}", "application/json"));
+  EXPECT_FALSE(partial_success(R"({"partialSuccess":{}})", "application/json"));
+  EXPECT_FALSE(partial_success("not json", "application/json"));
 }
 
 }  // namespace
