@@ -93,6 +93,30 @@ def recorded(name, matchers=SEL):
             f"({with_matchers(expr, matchers)})")
 
 
+def quantile(q, metric, by, window="$__rate_interval", matchers=SEL):
+    """A quantile of a histogram, on the native histogram when Prometheus has it
+    and on the classic buckets otherwise (docs/queries.md): `or` keeps the
+    native result for a label set both branches have, so a Prometheus keeping
+    both shows the resolved value, and the panel still works with
+    metrics.classic: false (no _bucket series) or a text-only scrape."""
+    labels = [x.strip() for x in by.split(",") if x.strip()]
+    rate = f"rate({metric}{{{matchers}}}[{window}])"
+    native = (f"histogram_quantile({q}, sum by ({', '.join(labels)}) ({rate}))" if labels
+              else f"histogram_quantile({q}, sum({rate}))")
+    classic = (f"histogram_quantile({q}, sum by ({', '.join(labels + ['le'])}) "
+               f"(rate({metric}_bucket{{{matchers}}}[{window}])))")
+    return f"({native} or {classic})"
+
+
+def rate_of(part, metric, by, window="$__rate_interval", matchers=SEL):
+    """Per-second rate of a histogram's sum or count (`part`), native first:
+    histogram_sum/histogram_count of the native histogram, or the classic
+    _sum/_count series."""
+    grouping = f"sum by ({by})" if by else "sum"
+    return (f"({grouping} (histogram_{part}(rate({metric}{{{matchers}}}[{window}]))) or "
+            f"{grouping} (rate({metric}_{part}{{{matchers}}}[{window}])))")
+
+
 def target(expr, legend="", ref="A", fmt=None, instant=False):
     t = {
         "datasource": DS,
@@ -479,8 +503,7 @@ RATIO_WINDOW = "15m"
 BY_TL = "target, location"
 STALL_SHARE = (f'sum by ({BY_TL}) (increase(llm_stream_stalled_probes_total{{{SEL}}}[{RATIO_WINDOW}])) '
                f'/ sum by ({BY_TL}) (increase(llm_stream_probes_total{{{SEL}}}[{RATIO_WINDOW}]))')
-WORST_GAP = (f'histogram_quantile(0.5, sum by ({BY_TL}, le) '
-             f'(rate(llm_stream_probe_max_gap_seconds_bucket{{{SEL}}}[{RATIO_WINDOW}])))')
+WORST_GAP = quantile("0.5", "llm_stream_probe_max_gap_seconds", BY_TL, window=RATIO_WINDOW)
 STALL_SHARE_BAR = f'max by ({BY_TL}) (llm_stream_alert_stall_share{{{SEL_T}}})'
 WORST_GAP_BAR = f'max by ({BY_TL}) (llm_stream_alert_worst_gap_seconds{{{SEL_T}}})'
 TTFT_BAR = f'max by ({BY_TL}) (llm_stream_alert_ttft_seconds{{{SEL_T}}})'
@@ -567,12 +590,22 @@ FIRST_BUCKET_FLAG = [{"matcher": {"id": "byRegexp", "options": f"/{FIRST_BUCKET_
                           {"id": "custom.pointSize", "value": 9}]}]
 
 
+# On a native histogram the percentile is not interpolated in a wide bucket, and
+# a fast server's 2-5 ms gaps are real: the flag there is the share of gaps
+# under 1 ms, chunks that came in the same read (histogram_fraction).
+HELD_TOGETHER = "0.001"
+
+
 def first_bucket_flag(value_expr, by, window):
-    """value_expr where >= 95 % of the gaps (per `by`) fell in the first bucket."""
-    share = (f'min by ({by}) (sum by ({by}, le) (rate(llm_stream_inter_chunk_gap_seconds_bucket'
-             f'{{{SEL},le!="+Inf"}}[{window}]))) / sum by ({by}) (rate('
-             f'llm_stream_inter_chunk_gap_seconds_count{{{SEL}}}[{window}])) >= 0.95')
-    return f'({value_expr}) and on ({by}) ({share})'
+    """value_expr where >= 95 % of the gaps (per `by`) fell in the first bucket
+    (classic) or under HELD_TOGETHER (native; the native share wins where both
+    exist, as in quantile())."""
+    native = (f'histogram_fraction(0, {HELD_TOGETHER}, sum by ({by}) '
+              f'(rate(llm_stream_inter_chunk_gap_seconds{{{SEL}}}[{window}])))')
+    classic = (f'min by ({by}) (sum by ({by}, le) (rate(llm_stream_inter_chunk_gap_seconds_bucket'
+               f'{{{SEL},le!="+Inf"}}[{window}]))) / sum by ({by}) (rate('
+               f'llm_stream_inter_chunk_gap_seconds_count{{{SEL}}}[{window}]))')
+    return f'({value_expr}) and on ({by}) (({native} or {classic}) >= 0.95)'
 
 
 def overview():
@@ -668,8 +701,8 @@ def overview():
         "provider; both rising means the model serving is slow or saturated (owner: provider or "
         "model-serving team). Click a series to drill down into the target.",
         targets(
-            (f'histogram_quantile(0.50, sum by (target, le) (rate(llm_stream_time_to_first_token_seconds_bucket{{{SEL}}}[$__rate_interval])))', "{{target}} p50"),
-            (f'histogram_quantile(0.95, sum by (target, le) (rate(llm_stream_time_to_first_token_seconds_bucket{{{SEL}}}[$__rate_interval])))', "{{target}} p95"),
+            (quantile('0.50', 'llm_stream_time_to_first_token_seconds', 'target'), "{{target}} p50"),
+            (quantile('0.95', 'llm_stream_time_to_first_token_seconds', 'target'), "{{target}} p95"),
             (TTFT_BAR, "{{target}} {{location}} bar"),
         ), overrides=bar_lines("/ bar$/"), links=DRILL_LINK), 12, 9, no_value=NO_SUCCESS)
     lay.add(timeseries(
@@ -829,7 +862,9 @@ def drilldown():
                        "= more gaps). Good: one tight band at the bottom. A second band of long "
                        "gaps means chunks are held and released together (proxy or load balancer "
                        "buffering: network/platform team); a band that drifts upward means the "
-                       "provider generates more slowly (provider).",
+                       "provider generates more slowly (provider). Drawn from the classic "
+                       "buckets (metrics.classic, on by default): empty where the exporter "
+                       "exposes native histograms only; the percentile panels read both.",
         "targets": [target(f'sum by (le) (increase(llm_stream_inter_chunk_gap_seconds_bucket{{{SEL}}}[$__rate_interval]))',
                            "{{le}}", fmt="heatmap")],
         "fieldConfig": {"defaults": {"unit": "s", "custom": {"hideFrom": {"legend": False, "tooltip": False, "viz": False},
@@ -870,8 +905,8 @@ def drilldown():
         "(max gap high, median low: sporadic, often the path) from every stream being slow "
         "(both high: the provider).",
         targets(
-            (f'histogram_quantile(0.50, sum by (prompt, le) (rate(llm_stream_probe_gap_p95_seconds_bucket{{{SEL}}}[$__rate_interval])))', "{{prompt}} median stream gap p95"),
-            (f'histogram_quantile(0.95, sum by (prompt, le) (rate(llm_stream_probe_max_gap_seconds_bucket{{{SEL}}}[$__rate_interval])))', "{{prompt}} p95 stream max gap"),
+            (quantile('0.50', 'llm_stream_probe_gap_p95_seconds', 'prompt'), "{{prompt}} median stream gap p95"),
+            (quantile('0.95', 'llm_stream_probe_max_gap_seconds', 'prompt'), "{{prompt}} p95 stream max gap"),
         )), 12, 8, no_value=NO_SUCCESS)
     lay.add(timeseries(
         "Stalls and stalled time per minute",
@@ -902,7 +937,8 @@ def drilldown():
         "first_token (headers to first content). Stacked they add up to the mean time to first "
         "token. dns/connect/tls growing: DNS, network or certificates (platform team); "
         "headers or first_token growing: the provider's queue or model (provider).",
-        targets((f'sum by (phase) (rate(llm_stream_phase_seconds_sum{{{SEL}}}[$__rate_interval])) / on () group_left () sum(rate(llm_stream_time_to_first_token_seconds_count{{{SEL}}}[$__rate_interval]))', "{{phase}}")),
+        targets((rate_of("sum", "llm_stream_phase_seconds", "phase") + " / on () group_left () "
+                 + rate_of("count", "llm_stream_time_to_first_token_seconds", ""), "{{phase}}")),
         stack=True), 12, 8, no_value=NO_SUCCESS)
     lay.add(timeseries(
         "TTFT p95 by location",
@@ -911,8 +947,8 @@ def drilldown():
         "egress (platform team); all worse: the provider. A single unnamed line means one "
         "prober without a location label.",
         targets(
-            (f'histogram_quantile(0.95, sum by (location, le) (rate(llm_stream_time_to_first_token_seconds_bucket{{{SEL}}}[$__rate_interval])))', "{{location}} TTFT p95"),
-            (f'histogram_quantile(0.95, sum by (location, le) (rate(llm_stream_inter_chunk_gap_seconds_bucket{{{SEL}}}[$__rate_interval])))', "{{location}} gap p95"),
+            (quantile('0.95', 'llm_stream_time_to_first_token_seconds', 'location'), "{{location}} TTFT p95"),
+            (quantile('0.95', 'llm_stream_inter_chunk_gap_seconds', 'location'), "{{location}} gap p95"),
         )), 12, 8, no_value=NO_SUCCESS)
     lay.add(timeseries(
         "Tail p50 / p95",
@@ -920,8 +956,8 @@ def drilldown():
         "tail means the server (or a proxy) holds the connection open after the answer, which "
         "delays clients waiting for the end (provider or proxy owner).",
         targets(
-            (f'histogram_quantile(0.50, sum by (prompt, le) (rate(llm_stream_tail_seconds_bucket{{{SEL}}}[$__rate_interval])))', "{{prompt}} p50"),
-            (f'histogram_quantile(0.95, sum by (prompt, le) (rate(llm_stream_tail_seconds_bucket{{{SEL}}}[$__rate_interval])))', "{{prompt}} p95"),
+            (quantile('0.50', 'llm_stream_tail_seconds', 'prompt'), "{{prompt}} p50"),
+            (quantile('0.95', 'llm_stream_tail_seconds', 'prompt'), "{{prompt}} p95"),
         )), 12, 8, no_value=NO_SUCCESS)
 
     lay.row("Answer")
@@ -931,20 +967,33 @@ def drilldown():
         "answer's length: compare with \"Chunks and tokens per probe\" before blaming the "
         "provider. Growing with the same token count: slower generation (provider).",
         targets(
-            (f'histogram_quantile(0.50, sum by (prompt, le) (rate(llm_stream_duration_seconds_bucket{{{SEL}}}[$__rate_interval])))', "{{prompt}} p50"),
-            (f'histogram_quantile(0.95, sum by (prompt, le) (rate(llm_stream_duration_seconds_bucket{{{SEL}}}[$__rate_interval])))', "{{prompt}} p95"),
-        )), 12, 8, no_value=NO_SUCCESS)
+            (quantile('0.50', 'llm_stream_duration_seconds', 'prompt'), "{{prompt}} p50"),
+            (quantile('0.95', 'llm_stream_duration_seconds', 'prompt'), "{{prompt}} p95"),
+        )), 8, 8, no_value=NO_SUCCESS)
     lay.add(timeseries(
         "Output tokens per second p50 / p10",
         "Generation speed as readers feel it: completion tokens divided by the time from the "
         "first to the last content chunk, per prompt. The slow end (p10) is what readers notice. "
         "Good: steady. Dropping: the provider is loaded or serves a slower model.",
         targets(
-            (f'histogram_quantile(0.50, sum by (prompt, le) (rate(llm_stream_output_tokens_per_second_bucket{{{SEL}}}[$__rate_interval])))', "{{prompt}} p50"),
-            (f'histogram_quantile(0.10, sum by (prompt, le) (rate(llm_stream_output_tokens_per_second_bucket{{{SEL}}}[$__rate_interval])))', "{{prompt}} p10"),
-        ), unit="short"), 12, 8,
+            (quantile('0.50', 'llm_stream_output_tokens_per_second', 'prompt'), "{{prompt}} p50"),
+            (quantile('0.10', 'llm_stream_output_tokens_per_second', 'prompt'), "{{prompt}} p10"),
+        ), unit="short"), 8, 8,
         no_value="No token speed: the server does not report token usage in the stream for this "
                  "target, or no probe succeeded (see \"Probes (time range)\").")
+    lay.add(timeseries(
+        "Tokens per chunk p50 / p95",
+        "Completion tokens per content chunk, one value per probe, per prompt (when the server "
+        "reports usage). Good: 1, a token per chunk, and the gap panels show the time between "
+        "tokens. Above 1 the server (vLLM under load) or a proxy sends several tokens per "
+        "chunk: each gap spans that many tokens, so the time per token is the gap divided by "
+        "this figure, and the diagnosis notes \"the server sends N tokens per chunk\".",
+        targets(
+            (quantile('0.50', 'llm_stream_tokens_per_chunk', 'prompt'), "{{prompt}} p50"),
+            (quantile('0.95', 'llm_stream_tokens_per_chunk', 'prompt'), "{{prompt}} p95"),
+        ), unit="short"), 8, 8,
+        no_value="No tokens per chunk: the server does not report token usage in the stream for "
+                 "this target, or no probe succeeded (see \"Probes (time range)\").")
     lay.add(timeseries(
         "Finish reasons",
         "Why the streams ended (stop, length, content_filter, ...), per probe interval. Good: "

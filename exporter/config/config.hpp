@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "api/adapter.hpp"
+#include "histogram/exponential.hpp"
 #include "util/json.hpp"
 
 namespace lse::config {
@@ -141,11 +142,13 @@ struct Buckets {
                            15,  20, 30,  45, 60, 90, 120, 180, 300};
   std::vector<double> phase{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30};
   std::vector<double> tokens_per_second{1, 2, 5, 10, 20, 30, 50, 75, 100, 150, 200, 300, 500, 1000};
+  // Completion tokens per content chunk (1 when a server sends token by token).
+  std::vector<double> tokens_per_chunk{1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64};
 
   // The keys under `buckets:`, in the order the dump writes them.
-  static constexpr std::array<std::string_view, 8> kKeys = {
-      "gap",      "probe_gap_p95", "probe_max_gap", "ttft",
-      "duration", "tail",          "phase",         "tokens_per_second"};
+  static constexpr std::array<std::string_view, 9> kKeys = {
+      "gap",   "probe_gap_p95",     "probe_max_gap",   "ttft", "duration", "tail",
+      "phase", "tokens_per_second", "tokens_per_chunk"};
   // The setting of a key of kKeys; nullptr for any other key.
   const std::vector<double>* named(std::string_view key) const;
   std::vector<double>* named(std::string_view key);
@@ -173,6 +176,12 @@ struct MetricsOptions {
   bool per_prompt = true;
   std::uint64_t max_series = kDefaultMaxSeries;
   std::uint64_t max_scrape_bytes = kDefaultMaxScrapeBytes;
+  // Native (sparse, exponential) histograms beside or instead of the classic
+  // buckets, served in the protobuf exposition (metrics.native; `native:
+  // false` is nullopt). classic: false leaves histograms without buckets in
+  // every format (native only); at least one of the two is on.
+  std::optional<histogram::ExponentialSettings> native = histogram::ExponentialSettings{};
+  bool classic = true;
 
   bool operator==(const MetricsOptions&) const = default;
 };
@@ -308,6 +317,17 @@ struct Limits {
   bool operator==(const Limits&) const = default;
 };
 
+// `probe_endpoint:`: the guard of GET /probe?target= (docs/probe-endpoint.md).
+// On-demand probes of one target are spaced by the config's min_interval.
+struct ProbeEndpointOptions {
+  // On-demand probes running at once; one more is answered 503. 0 turns the
+  // on-demand probe off (403), /probe?id= pages stay.
+  std::uint64_t max_concurrent = 2;
+  static constexpr std::uint64_t kMaxConcurrent = 64;
+
+  bool operator==(const ProbeEndpointOptions&) const = default;
+};
+
 // The optional OTLP/HTTP push of the measurements (`otlp:`, docs/otlp.md).
 // The OTEL_EXPORTER_OTLP_* and OTEL_RESOURCE_ATTRIBUTES variables are read
 // at load and fill what the section leaves out.
@@ -348,6 +368,7 @@ struct Config {
   Limits limits;
   DiagnosisThresholds diagnosis;
   Web web;
+  ProbeEndpointOptions probe_endpoint;
   std::optional<OtlpOptions> otlp;  // no section: no push
   Findings findings;                // warnings and skipped checks of the file (compares equal)
 

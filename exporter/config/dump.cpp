@@ -298,6 +298,20 @@ const char* phase_series_name(PhaseSeries p) {
   return "";
 }
 
+void emit_native(YAML::Emitter& out, const std::optional<histogram::ExponentialSettings>& native) {
+  out << YAML::Key << "native" << YAML::Value;
+  if (!native) {
+    out << false;
+    return;
+  }
+  out << YAML::BeginMap;
+  out << YAML::Key << "schema" << YAML::Value << native->schema;
+  out << YAML::Key << "zero_threshold" << YAML::Value;
+  emit_number(out, native->zero_threshold);
+  out << YAML::Key << "max_buckets" << YAML::Value << native->max_buckets;
+  out << YAML::EndMap;
+}
+
 // The buckets go under metrics: (where they belong now), so the dump reads
 // back as a valid config.
 void emit_metrics(YAML::Emitter& out, const Config& config) {
@@ -310,6 +324,8 @@ void emit_metrics(YAML::Emitter& out, const Config& config) {
   out << YAML::Key << "per_prompt" << YAML::Value << config.metrics.per_prompt;
   out << YAML::Key << "max_series" << YAML::Value << config.metrics.max_series;
   out << YAML::Key << "max_scrape_bytes" << YAML::Value << config.metrics.max_scrape_bytes;
+  emit_native(out, config.metrics.native);
+  out << YAML::Key << "classic" << YAML::Value << config.metrics.classic;
   out << YAML::EndMap;
 }
 
@@ -363,6 +379,12 @@ void emit_web(YAML::Emitter& out, const Web& web) {
   emit_duration(out, "header_timeout", web.header_timeout);
   emit_duration(out, "idle_timeout", web.idle_timeout);
   emit_duration(out, "write_timeout", web.write_timeout);
+  out << YAML::EndMap;
+}
+
+void emit_probe_endpoint(YAML::Emitter& out, const ProbeEndpointOptions& pe) {
+  out << YAML::Key << "probe_endpoint" << YAML::Value << YAML::BeginMap;
+  out << YAML::Key << "max_concurrent" << YAML::Value << pe.max_concurrent;
   out << YAML::EndMap;
 }
 
@@ -465,6 +487,7 @@ std::string dump_redacted(const Config& config) {
   emit_limits(out, config.limits);
   emit_diagnosis(out, config.diagnosis);
   emit_web(out, config.web);
+  emit_probe_endpoint(out, config.probe_endpoint);
   if (config.otlp) emit_otlp(out, *config.otlp);
   out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";

@@ -1,7 +1,7 @@
 // The `metrics:` section (how /metrics spends series: buckets per histogram,
-// phases, per_prompt, max_series) and the older top-level `buckets:`, which
-// keeps working on its own. The max_series guard runs last, on the whole
-// parsed config, with the number config::series_count computes.
+// phases, per_prompt, max_series, native histograms and classic buckets) and the older top-level
+// `buckets:`, which keeps working on its own. The max_series guard runs last, on the whole parsed
+// config, with the number config::series_count computes.
 #include <fmt/format.h>
 
 #include <iterator>
@@ -16,9 +16,9 @@ namespace {
 
 // The members behind Buckets::kKeys, in the same order.
 constexpr std::vector<double> Buckets::*kSettings[] = {
-    &Buckets::gap,   &Buckets::probe_gap_p95,    &Buckets::probe_max_gap,
-    &Buckets::ttft,  &Buckets::duration,         &Buckets::tail,
-    &Buckets::phase, &Buckets::tokens_per_second};
+    &Buckets::gap,   &Buckets::probe_gap_p95,     &Buckets::probe_max_gap,
+    &Buckets::ttft,  &Buckets::duration,          &Buckets::tail,
+    &Buckets::phase, &Buckets::tokens_per_second, &Buckets::tokens_per_chunk};
 static_assert(std::size(kSettings) == Buckets::kKeys.size());
 
 std::optional<std::size_t> setting_index(std::string_view key) {
@@ -85,6 +85,38 @@ PhaseSeries phase_series(const Reader& r, const Item& item) {
   r.fail(item, fmt::format("unknown value '{}' (allowed: histogram, sum_count, off)", word));
 }
 
+// `native: false` (off), `native: true` (the defaults) or its settings.
+std::optional<histogram::ExponentialSettings> native_settings(const Reader& r, const Item& item) {
+  if (item.node.IsScalar()) {
+    if (!r.boolean(item)) return std::nullopt;
+    return histogram::ExponentialSettings{};
+  }
+  histogram::ExponentialSettings s;
+  Fields f(r, item, "metrics.native", {"schema", "zero_threshold", "max_buckets"},
+           "metrics.native.");
+  for (const auto& e : f.entries()) {
+    r.attempt([&] {
+      if (e.key == "schema") {
+        const std::int64_t n = r.integer(e.value);
+        if (n < histogram::kMinSchema || n > histogram::kMaxSchema)
+          r.fail(e.value, fmt::format("must be between {} and {} (the schemas Prometheus reads), "
+                                      "got {}",
+                                      histogram::kMinSchema, histogram::kMaxSchema, n));
+        s.schema = static_cast<int>(n);
+      } else if (e.key == "zero_threshold") {
+        const double t = r.number(e.value);
+        if (t < 0) r.fail(e.value, fmt::format("must be >= 0, got {}", t));
+        s.zero_threshold = t;
+      } else if (e.key == "max_buckets") {
+        const std::int64_t n = r.integer(e.value);
+        if (n < 1) r.fail(e.value, fmt::format("must be >= 1, got {}", n));
+        s.max_buckets = static_cast<std::size_t>(n);
+      }
+    });
+  }
+  return s;
+}
+
 void apply_metrics_key(const Reader& r, Config& config, const Fields::Entry& e, Context& ctx) {
   const Item& v = e.value;
   if (e.key == "buckets") {
@@ -102,13 +134,27 @@ void apply_metrics_key(const Reader& r, Config& config, const Fields::Entry& e, 
     const std::uint64_t n = r.byte_size(v);
     if (n < 4096) r.fail(v, fmt::format("must be at least 4KiB, got {} bytes", n));
     config.metrics.max_scrape_bytes = n;
+  } else if (e.key == "native") {
+    config.metrics.native = native_settings(r, v);
+  } else if (e.key == "classic") {
+    config.metrics.classic = r.boolean(v);
   }
 }
 
 void parse_metrics(const Reader& r, const Item& item, Config& config, Context& ctx) {
-  Fields f(r, item, "metrics",
-           {"buckets", "phases", "per_prompt", "max_series", "max_scrape_bytes"}, "metrics.");
+  Fields f(
+      r, item, "metrics",
+      {"buckets", "phases", "per_prompt", "max_series", "max_scrape_bytes", "native", "classic"},
+      "metrics.");
   for (const auto& e : f.entries()) r.attempt([&] { apply_metrics_key(r, config, e, ctx); });
+  // Histograms with neither buckets nor native buckets would say only how
+  // many observations there were and their sum.
+  if (const auto classic = f.get("classic");
+      classic && !config.metrics.classic && !config.metrics.native) {
+    r.record(classic->mark,
+             "metrics.classic: false needs native histograms, but metrics.native is false; "
+             "keep one of them");
+  }
 }
 
 const Fields::Entry* entry_of(const Fields& f, std::string_view key) {

@@ -290,6 +290,8 @@ void parse_top_level(const Reader& r, const Fields& top, const YAML::Node& root,
   if (auto diagnosis = top.get("diagnosis"))
     r.attempt([&] { config.diagnosis = parse_diagnosis(r, *diagnosis); });
   if (auto web = top.get("web")) r.attempt([&] { config.web = parse_web(r, *web); });
+  if (auto pe = top.get("probe_endpoint"))
+    r.attempt([&] { config.probe_endpoint = detail::parse_probe_endpoint(r, *pe); });
 }
 
 Config parse_document(Reader& r, const std::string& yaml_text) {
@@ -297,7 +299,7 @@ Config parse_document(Reader& r, const std::string& yaml_text) {
   detail::check_structure(r, root);
   Fields top(r, Item{root, root.Mark(), ""}, "",
              {"listen", "min_interval", "defaults", "prompts", "targets", "metrics", "buckets",
-              "rows", "diagnosis", "limits", "web", "otlp"},
+              "rows", "diagnosis", "limits", "web", "probe_endpoint", "otlp"},
              "");
   Config config;
   detail::Context ctx;

@@ -48,6 +48,9 @@ void parse_metrics_sections(const Reader& r, const Fields& top, Config& config, 
 // limit is exceeded, and says how many series the config implies.
 void check_max_series(const Reader& r, const Fields& top, const Config& config, const Context& ctx);
 
+// `probe_endpoint:` (probe_endpoint.cpp).
+ProbeEndpointOptions parse_probe_endpoint(const Reader& r, const Item& item);
+
 // A header's value as `headers:` takes it: text, or `{env: NAME}` /
 // `{file: path}` read like an API key (then `secret` is set).
 std::string header_text_or_secret(const Reader& r, const Item& value, bool& secret);

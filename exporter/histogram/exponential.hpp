@@ -23,6 +23,8 @@ struct ExponentialSettings {
   int schema = 3;                 // base 2^(1/8): 8 buckets per doubling, ~9% wide
   double zero_threshold = 1e-5;   // observations <= this land in the zero bucket
   std::size_t max_buckets = 160;  // populated buckets before the resolution halves
+
+  bool operator==(const ExponentialSettings&) const = default;
 };
 
 // The index of the bucket (Prometheus numbering) that holds v > 0 at `schema`.

@@ -30,6 +30,7 @@ enum class F : std::size_t {
   duration,
   phase,
   tokens_per_second,
+  tokens_per_chunk,
   // what happened to the probes, per series set
   probes,
   failures,
@@ -184,6 +185,16 @@ inline constexpr FamilySpec kFamilies[] = {
      1,
      0,
      "tokens_per_second"},
+    {F::tokens_per_chunk,
+     Type::histogram,
+     "llm_stream_tokens_per_chunk",
+     "Completion tokens per content chunk of a stream (usage over content chunks), when usage "
+     "is known: far above 1, the server batches tokens and a gap spans several tokens.",
+     Scope::series_set,
+     {},
+     1,
+     0,
+     "tokens_per_chunk"},
     {F::probes,
      Type::counter,
      "llm_stream_probes_total",
@@ -302,7 +313,7 @@ inline constexpr FamilySpec kFamilies[] = {
 constexpr const FamilySpec& spec_of(F f) { return kFamilies[static_cast<std::size_t>(f)]; }
 
 // The histograms are the first rows; their settings are indexed by row.
-inline constexpr std::size_t kHistogramCount = static_cast<std::size_t>(F::tokens_per_second) + 1;
+inline constexpr std::size_t kHistogramCount = static_cast<std::size_t>(F::tokens_per_chunk) + 1;
 
 namespace detail {
 constexpr bool rows_in_id_order() {

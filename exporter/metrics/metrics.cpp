@@ -5,6 +5,8 @@
 // probe threads record under the shared lock, reload rebuilds under the
 // exclusive one. What OpenMetrics adds (when a series started, the probe
 // behind a bucket) is kept beside those pointers and handed to the serializer.
+// This file diffs configs and renders; creating and removing one set's series
+// is series_factory.cpp, recording a probe into them recording.cpp.
 #include "metrics/metrics.hpp"
 
 #include <prometheus/counter.h>
@@ -34,8 +36,10 @@
 #include "metrics/exemplars.hpp"
 #include "metrics/families.hpp"
 #include "metrics/family_set.hpp"
+#include "metrics/recording.hpp"
 #include "metrics/serializer.hpp"
 #include "metrics/series.hpp"
+#include "metrics/series_factory.hpp"
 #include "metrics/wanted_series.hpp"
 #include "util/text.hpp"
 #include "util/wall_clock.hpp"
@@ -45,6 +49,7 @@ namespace lse::metrics {
 struct Metrics::Impl {
   std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
   FamilySet families{*registry};
+  SeriesFactory factory{families};
   ExporterSeries exporter;
 
   mutable std::shared_mutex mutex;
@@ -54,108 +59,15 @@ struct Metrics::Impl {
   mutable std::mutex gate;
   std::map<std::string, TargetSeries, std::less<>> targets;
   HistogramBounds bounds;  // what the existing histograms were built with
+  NativeSettings native;   // and their native histograms
+  bool classic = true;     // metrics.classic: whether histograms expose their buckets
   mutable std::atomic<std::size_t> last_render_bytes{0};    // sizes the next whole render
   mutable std::atomic<std::size_t> largest_piece_bytes{0};  // sizes the next render's piece
 
   explicit Impl(const BuildInfo& build) : exporter(families, build) {}
 
-  // --- histograms, one family at a time -------------------------------------
-
-  // The pointer of a histogram family other than phase (an array of six).
-  static Histogram*& slot(Series& s, F f) {
-    switch (f) {
-      case F::ttft: return s.ttft;
-      case F::gap: return s.gap;
-      case F::gap_p95: return s.gap_p95;
-      case F::max_gap: return s.max_gap;
-      case F::tail: return s.tail;
-      case F::duration: return s.duration;
-      case F::tokens_per_second: return s.tokens_per_second;
-      default: break;
-    }
-    throw std::logic_error("no single histogram for this family");
-  }
-
-  // New histograms start from zero: their `_created` is now, their
-  // exemplars none. No bounds: the family has no series (phases: off).
-  void add_histograms(Series& s, F f, const std::optional<std::vector<double>>& bounds) {
-    if (!bounds) return;
-    s.histogram_created[index_of(f)] = wall_clock::unix_now();
-    Family<Histogram>& family = families.histogram(f);
-    if (f == F::phase) {
-      for (std::size_t i = 0; i < probe::kAllPhases.size(); ++i)
-        s.phase[i] =
-            &family.Add(with(s.labels, "phase", probe::to_string(probe::kAllPhases[i])), *bounds);
-      return;
-    }
-    slot(s, f) = &family.Add(s.labels, *bounds);
-    if (BucketExemplars* e = exemplars_of(s, f)) e->reset(*bounds);
-  }
-
-  void remove_histograms(Series& s, F f) {
-    auto drop = [&](Histogram*& h) {
-      if (h) families.histogram(f).Remove(h);
-      h = nullptr;
-    };
-    if (f == F::phase) {
-      for (auto& h : s.phase) drop(h);
-    } else {
-      drop(slot(s, f));
-    }
-  }
-
-  // --- whole series -----------------------------------------------------------
-
-  std::unique_ptr<Series> create_series(Labels labels, const HistogramBounds& b) {
-    auto s = std::make_unique<Series>();
-    s->labels = std::move(labels);
-    s->created = wall_clock::unix_now();
-    for (std::size_t i = 0; i < kHistogramCount; ++i) add_histograms(*s, static_cast<F>(i), b[i]);
-    s->success = &families.counter(F::probes).Add(with(s->labels, "result", "success"));
-    s->failure = &families.counter(F::probes).Add(with(s->labels, "result", "failure"));
-    for (std::size_t i = 0; i < probe::kAllFailureReasons.size(); ++i)
-      s->failures[i] =
-          &families.counter(F::failures)
-               .Add(with(s->labels, "reason", probe::to_string(probe::kAllFailureReasons[i])));
-    s->stalls = &families.counter(F::stalls).Add(s->labels);
-    s->stall_seconds = &families.counter(F::stall_seconds).Add(s->labels);
-    s->stalled_probes = &families.counter(F::stalled_probes).Add(s->labels);
-    s->chunks = &families.counter(F::chunks).Add(s->labels);
-    s->coalesced = &families.counter(F::coalesced).Add(s->labels);
-    s->output_tokens = &families.counter(F::output_tokens).Add(s->labels);
-    s->input_tokens = &families.counter(F::input_tokens).Add(s->labels);
-    s->warmup = &families.counter(F::warmup).Add(s->labels);
-    s->last_success = &families.gauge(F::last_success).Add(s->labels);
-    s->last_timestamp = &families.gauge(F::last_timestamp).Add(s->labels);
-    for (std::size_t i = 0; i < kShapeCount; ++i)
-      s->diagnosis[i] =
-          &families.gauge(F::diagnosis)
-               .Add(with(s->labels, "shape", report::to_string(report::kAllShapes[i])));
-    return s;
-  }
-
-  void remove_series(Series& s) {
-    for (std::size_t i = 0; i < kHistogramCount; ++i) remove_histograms(s, static_cast<F>(i));
-    families.counter(F::probes).Remove(s.success);
-    families.counter(F::probes).Remove(s.failure);
-    for (Counter* c : s.failures) families.counter(F::failures).Remove(c);
-    families.counter(F::stalls).Remove(s.stalls);
-    families.counter(F::stall_seconds).Remove(s.stall_seconds);
-    families.counter(F::stalled_probes).Remove(s.stalled_probes);
-    families.counter(F::chunks).Remove(s.chunks);
-    families.counter(F::coalesced).Remove(s.coalesced);
-    families.counter(F::output_tokens).Remove(s.output_tokens);
-    families.counter(F::input_tokens).Remove(s.input_tokens);
-    families.counter(F::warmup).Remove(s.warmup);
-    for (auto& f : s.finish)
-      if (Counter* c = f.load()) families.counter(F::finish_reasons).Remove(c);
-    families.gauge(F::last_success).Remove(s.last_success);
-    families.gauge(F::last_timestamp).Remove(s.last_timestamp);
-    for (Gauge* g : s.diagnosis) families.gauge(F::diagnosis).Remove(g);
-  }
-
   void remove_target(TargetSeries& t) {
-    for (auto& [name, s] : t.prompts) remove_series(*s);
+    for (auto& [name, s] : t.prompts) factory.remove(*s);
     t.prompts.clear();
     if (t.stall_threshold) families.gauge(F::stall_threshold).Remove(t.stall_threshold);
     t.stall_threshold = nullptr;
@@ -224,7 +136,7 @@ struct Metrics::Impl {
       }
       for (auto it = t.prompts.begin(); it != t.prompts.end();) {
         if (gone(it->first)) {
-          remove_series(*it->second);
+          factory.remove(*it->second);
           it = t.prompts.erase(it);
         } else {
           ++it;
@@ -236,16 +148,19 @@ struct Metrics::Impl {
   // Family::Add would hand back an existing histogram with its old bounds, so
   // a histogram whose bounds changed is removed and added again. Other
   // series (counters, histograms whose bounds stay) keep their values.
-  void rebuild_changed_histograms(const HistogramBounds& next) {
+  // New native settings rebuild every histogram (a native histogram cannot
+  // change its zero threshold or bucket limit with its counts kept).
+  void rebuild_changed_histograms(const HistogramBounds& next, const NativeSettings& next_native) {
     for (std::size_t i = 0; i < kHistogramCount; ++i) {
-      if (bounds[i] == next[i]) continue;
+      if (bounds[i] == next[i] && native == next_native) continue;
       for (auto& [tname, t] : targets)
         for (auto& [pname, s] : t.prompts) {
-          remove_histograms(*s, static_cast<F>(i));
-          add_histograms(*s, static_cast<F>(i), next[i]);
+          factory.remove_histograms(*s, static_cast<F>(i));
+          factory.add_histograms(*s, static_cast<F>(i), next[i], next_native);
         }
     }
     bounds = next;
+    native = next_native;
   }
 
   // New targets and prompts, zero-initialised; thresholds always refreshed.
@@ -257,10 +172,11 @@ struct Metrics::Impl {
       t.per_prompt = w.per_prompt;
       t.prompt_names = w.prompts;
       const Labels set_labels = merged({{"target", name}, {"model", w.model}}, w.own_labels);
-      if (!w.per_prompt && t.prompts.empty()) t.prompts.emplace("", create_series(set_labels, b));
+      if (!w.per_prompt && t.prompts.empty())
+        t.prompts.emplace("", factory.create(set_labels, b, native));
       for (const auto& prompt : w.per_prompt ? w.prompts : std::vector<std::string>{}) {
         if (t.prompts.count(prompt)) continue;
-        t.prompts.emplace(prompt, create_series(with(set_labels, "prompt", prompt), b));
+        t.prompts.emplace(prompt, factory.create(with(set_labels, "prompt", prompt), b, native));
       }
       if (!t.stall_threshold)
         t.stall_threshold =
@@ -327,72 +243,12 @@ struct Metrics::Impl {
     return std::unique_lock(mutex);
   }
 
-  Counter& finish_counter(Series& s, std::string_view reason) {
-    std::size_t i = finish_reason_index(reason);
-    Counter* c = s.finish[i].load(std::memory_order_acquire);
-    if (!c) {
-      c = &families.counter(F::finish_reasons).Add(with(s.labels, "reason", kFinishReasons[i]));
-      s.finish[i].store(c, std::memory_order_release);
-    }
-    return *c;
-  }
-
-  // --- record, step by step (caller holds the read lock) ---------------------
-
-  static void count_outcome(Series& s, const probe::ProbeResult& r) {
-    (r.ok ? s.success : s.failure)->Increment();
-    if (r.ok) return;
-    for (std::size_t i = 0; i < probe::kAllFailureReasons.size(); ++i)
-      if (probe::kAllFailureReasons[i] == r.reason) s.failures[i]->Increment();
-  }
-
   // A stream under another Content-Type (or none), measured all the same
   // (caller holds the read lock).
   void count_unexpected_content_type(std::string_view target) {
     auto t = targets.find(target);
     if (t != targets.end() && t->second.unexpected_content_type)
       t->second.unexpected_content_type->Increment();
-  }
-
-  // The clock of the stream. TTFT and the largest gap become their buckets'
-  // exemplars, stamped with the end of the probe (when they were observed).
-  static void observe_clock(Series& s, const probe::ProbeResult& r) {
-    const double observed_at = r.ts + r.duration;
-    s.duration->Observe(r.duration);
-    for (std::size_t i = 0; i < r.phases.size() && i < s.phase.size(); ++i)
-      if (r.phases[i] && s.phase[i]) s.phase[i]->Observe(*r.phases[i]);
-    if (r.ttft) {
-      s.ttft->Observe(*r.ttft);
-      s.ttft_exemplars.offer(r.id, *r.ttft, observed_at);
-    }
-    for (double g : r.gaps) s.gap->Observe(g);
-    if (!r.gaps.empty())
-      s.gap_exemplars.offer(r.id, *std::max_element(r.gaps.begin(), r.gaps.end()), observed_at);
-  }
-
-  void count_stream(Series& s, const probe::ProbeResult& r) {
-    s.chunks->Increment(static_cast<double>(r.chunks));
-    s.coalesced->Increment(static_cast<double>(r.coalesced_chunks));
-    s.stalls->Increment(static_cast<double>(r.stalls));
-    s.stall_seconds->Increment(r.stall_seconds);
-    if (r.stalls > 0) s.stalled_probes->Increment();
-    if (r.prompt_tokens >= 0) s.input_tokens->Increment(static_cast<double>(r.prompt_tokens));
-    if (r.completion_tokens >= 0)
-      s.output_tokens->Increment(static_cast<double>(r.completion_tokens));
-    if (!r.finish_reason.empty()) finish_counter(s, r.finish_reason).Increment();
-  }
-
-  // Per-stream summaries describe a whole stream; a cut-off stream's tail or
-  // p95 would describe the failure, not the stream, so only successes count.
-  static void observe_stream_summaries(Series& s, const probe::ProbeResult& r) {
-    if (!r.ok) return;
-    if (r.tail) s.tail->Observe(*r.tail);
-    if (r.gap_p95) s.gap_p95->Observe(*r.gap_p95);
-    if (r.gap_max) {
-      s.max_gap->Observe(*r.gap_max);
-      s.max_gap_exemplars.offer(r.id, *r.gap_max, r.ts + r.duration);
-    }
-    if (r.output_tokens_per_second) s.tokens_per_second->Observe(*r.output_tokens_per_second);
   }
 
   // The registry's families, then `process` (caller holds the read lock).
@@ -422,19 +278,20 @@ struct Metrics::Impl {
     };
     std::vector<prometheus::MetricFamily> one;
     bool more = true;
+    // The text format has no place for notes; OpenMetrics and protobuf do.
+    // A reader per family: it remembers its family by address, and `one`
+    // is reused.
+    auto notes = [&] {
+      return format == Exposition::text ? NotesLookup{} : NotesLookup(NotesReader(*this));
+    };
     families.each_in_registry_order([&](const prometheus::Collectable& family) {
       if (!more) return;
       one = family.Collect();
-      if (format == Exposition::openmetrics)
-        append_families(piece, format, one, NotesReader(*this));
-      else
-        append_families(piece, format, one);
+      append_families(piece, format, one, notes(), classic);
       more = hand_over();
     });
     if (!more) return false;
-    append_families(
-        piece, format, process,
-        format == Exposition::openmetrics ? NotesLookup(NotesReader(*this)) : NotesLookup{});
+    append_families(piece, format, process, notes(), classic);
     end_exposition(piece, format);
     largest_piece_bytes.store(std::max(largest, piece.size()), std::memory_order_relaxed);
     return hand_over();
@@ -446,15 +303,6 @@ struct Metrics::Impl {
     for (const auto& l : m.label)
       if (l.name == name) return l.value;
     return {};
-  }
-
-  static BucketExemplars* exemplars_of(Series& s, F f) {
-    switch (f) {
-      case F::ttft: return &s.ttft_exemplars;
-      case F::gap: return &s.gap_exemplars;
-      case F::max_gap: return &s.max_gap_exemplars;
-      default: return nullptr;
-    }
   }
 
   // `_created` of every counter and histogram, exemplars of the three
@@ -470,6 +318,17 @@ struct Metrics::Impl {
     if (spec_of(f).type != Type::histogram) return;
     notes.created = s->histogram_created[index_of(f)];
     if (const BucketExemplars* e = exemplars_of(*s, f)) e->copy_to(notes.bucket_exemplars);
+    if (!notes.want_native) return;
+    if (const NativeHistogram* n = native_of(*s, f, m)) notes.native = n->snapshot();
+  }
+
+  // The native histogram behind series `m` of histogram row `f`, if any.
+  static const NativeHistogram* native_of(const Series& s, F f, const prometheus::ClientMetric& m) {
+    if (f != F::phase) return s.native[index_of(f)].get();
+    const std::string_view phase = label_value(m, "phase");
+    for (std::size_t i = 0; i < probe::kAllPhases.size(); ++i)
+      if (probe::to_string(probe::kAllPhases[i]) == phase) return s.native_phase[i].get();
+    return nullptr;
   }
 
   // The serializer's view of Impl's notes; remembers the row of the family
@@ -504,12 +363,11 @@ void Metrics::apply_config(const config::Config& config) {
   auto lock = impl_->write_lock();
   impl_->remove_gone_targets(wanted);
   impl_->remove_gone_prompts(wanted);
-  impl_->rebuild_changed_histograms(bounds);
+  impl_->rebuild_changed_histograms(bounds, config.metrics.native);
+  impl_->classic = config.metrics.classic;
   impl_->add_new_series(wanted, bounds);
 }
 
-// What happened is counted whatever the outcome: a stall before a timeout
-// was still a stall the user felt, and a first token that arrived arrived.
 void Metrics::record(const probe::ProbeResult& r) {
   auto lock = impl_->read_lock();
   Series* s = impl_->find(r.target, r.prompt);
@@ -518,13 +376,8 @@ void Metrics::record(const probe::ProbeResult& r) {
     s->warmup->Increment();
     return;
   }
-  Impl::count_outcome(*s, r);
   if (r.unexpected_content_type) impl_->count_unexpected_content_type(r.target);
-  Impl::observe_clock(*s, r);
-  impl_->count_stream(*s, r);
-  Impl::observe_stream_summaries(*s, r);
-  s->last_success->Set(r.ok ? 1 : 0);
-  s->last_timestamp->Set(r.ts + r.duration);
+  record_into(*s, r, impl_->factory);
 }
 
 void Metrics::set_diagnosis(const SeriesKey& key, const std::vector<report::Verdict>& verdicts) {

@@ -5,6 +5,8 @@
 // never starts new series.
 #include "metrics/serializer.hpp"
 
+#include "metrics/protobuf_serializer.hpp"
+
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -25,7 +27,11 @@ bool ends_with(std::string_view s, std::string_view suffix) {
 // The shared low-level writing of both formats.
 class Writer {
  public:
-  Writer(std::string& out, Exposition format) : out_(out), om_(format == Exposition::openmetrics) {}
+  Writer(std::string& out, Exposition format, bool classic = true)
+      : out_(out), om_(format == Exposition::openmetrics), classic_(classic) {}
+
+  // Whether histograms show their buckets (metrics.classic).
+  bool classic() const { return classic_; }
 
   void text(std::string_view s) { out_ += s; }
   void ch(char c) { out_ += c; }
@@ -142,6 +148,7 @@ class Writer {
 
   std::string& out_;
   bool om_;
+  bool classic_;
 };
 
 // --- text format 0.0.4 --------------------------------------------------------
@@ -175,6 +182,7 @@ void text_histogram(Writer& w, const MetricFamily& f, const ClientMetric& m) {
   w.head(f.name, "_sum", m);
   w.number(h.sample_sum);
   w.tail(m);
+  if (!w.classic()) return;
   double last = -INFINITY;
   for (const auto& b : h.bucket) {
     w.head(f.name, "_bucket", m, "le", b.upper_bound);
@@ -293,8 +301,8 @@ void om_exemplar(Writer& w, const SeriesNotes& n, std::size_t bucket) {
 // The buckets (with exemplars), then _count, _sum and _created.
 void om_histogram(Writer& w, std::string_view name, const ClientMetric& m, const SeriesNotes& n) {
   const auto& h = m.histogram;
-  double last = -INFINITY;
-  for (std::size_t i = 0; i < h.bucket.size(); ++i) {
+  double last = w.classic() ? -INFINITY : INFINITY;  // native only: no bucket at all
+  for (std::size_t i = 0; i < h.bucket.size() && w.classic(); ++i) {
     w.head(name, "_bucket", m, "le", h.bucket[i].upper_bound);
     last = h.bucket[i].upper_bound;
     w.integer(h.bucket[i].cumulative_count);
@@ -381,8 +389,12 @@ void write_openmetrics(std::string& out, const std::vector<MetricFamily>& famili
 }
 
 void append_families(std::string& out, Exposition format, const std::vector<MetricFamily>& families,
-                     const NotesLookup& notes) {
-  Writer w(out, format);
+                     const NotesLookup& notes, bool classic) {
+  if (format == Exposition::protobuf) {
+    append_protobuf(out, families, notes, classic);
+    return;
+  }
+  Writer w(out, format, classic);
   if (format == Exposition::text) {
     for (const auto& f : families) text_family(w, f);
     return;
@@ -398,7 +410,9 @@ void end_exposition(std::string& out, Exposition format) {
 std::string serialize(const std::vector<MetricFamily>& families, Exposition format,
                       const NotesLookup& notes) {
   std::string out;
-  if (format == Exposition::openmetrics)
+  if (format == Exposition::protobuf)
+    append_protobuf(out, families, notes);
+  else if (format == Exposition::openmetrics)
     write_openmetrics(out, families, notes);
   else
     write_text(out, families);

@@ -1,16 +1,20 @@
 // The exposition writer for /metrics: prometheus-cpp's collected families in
 // the Prometheus text format 0.0.4 (byte for byte what prometheus-cpp 1.0.1's
 // TextSerializer writes) or in OpenMetrics 1.0.0 (`_total`/`_created`,
-// `# UNIT`, bucket exemplars, `# EOF`), which prometheus-cpp cannot write.
+// `# UNIT`, bucket exemplars, `# EOF`), which prometheus-cpp cannot write;
+// the protobuf format is protobuf_serializer.hpp's, reached through
+// append_families().
 // Pure: families and notes in, text out.
 #pragma once
 #include <prometheus/metric_family.h>
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "histogram/exponential.hpp"
 #include "metrics/exposition.hpp"
 
 namespace lse::metrics {
@@ -24,6 +28,20 @@ struct Exemplar {
   double unix_seconds = 0;
 };
 
+// A native histogram as the protobuf exposition writes it (Histogram's
+// schema, zero_threshold, zero_count, spans and deltas), with its own count
+// and sum, read in one piece under the histogram's lock.
+struct NativeNotes {
+  int schema = 0;
+  double zero_threshold = 0;
+  std::uint64_t zero_count = 0;
+  std::uint64_t count = 0;
+  double sum = 0;
+  histogram::SpansAndDeltas positive;
+  histogram::SpansAndDeltas negative;
+  Exemplar exemplar;  // the latest observation with a probe behind it; empty probe_id: none
+};
+
 // What OpenMetrics says about a series beyond its values: when it started
 // from zero (counters, histograms) and, per bucket of
 // ClientMetric::histogram.bucket (the +Inf bucket included), the latest
@@ -31,12 +49,17 @@ struct Exemplar {
 struct SeriesNotes {
   std::optional<double> created;
   std::vector<Exemplar> bucket_exemplars;
+  // Asked for by the protobuf exposition only (the text formats have no
+  // place for it); filled for histograms that keep a native one.
+  bool want_native = false;
+  std::optional<NativeNotes> native;
 
   // Forgets everything but keeps the strings' capacity: one SeriesNotes is
   // refilled for every series of a scrape.
   void clear() {
     created.reset();
     for (auto& e : bucket_exemplars) e.probe_id.clear();
+    native.reset();
   }
 };
 
@@ -56,9 +79,12 @@ void write_openmetrics(std::string& out, const std::vector<prometheus::MetricFam
 // that collects one family, writes it and lets it go): append_families()
 // for each part, in order, then end_exposition() (OpenMetrics' `# EOF`).
 // Neither reserves: the caller sizes `out` once.
+// With `classic` false histograms are written without their buckets
+// (metrics.classic: false): _count and _sum in the text formats, the native
+// histogram alone in protobuf.
 void append_families(std::string& out, Exposition format,
                      const std::vector<prometheus::MetricFamily>& families,
-                     const NotesLookup& notes = {});
+                     const NotesLookup& notes = {}, bool classic = true);
 void end_exposition(std::string& out, Exposition format);
 
 std::string serialize(const std::vector<prometheus::MetricFamily>& families, Exposition format,

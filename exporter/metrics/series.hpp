@@ -1,6 +1,6 @@
 // The series of one series set and of one target, as Metrics keeps them:
-// pointers into the prometheus-cpp families (metrics/families.hpp) and the
-// OpenMetrics notes beside them. Guarded by Metrics' lock (metrics.cpp).
+// pointers into the prometheus-cpp families (metrics/families.hpp), the
+// native histograms and the OpenMetrics notes beside them. Guarded by Metrics' lock (metrics.cpp).
 #pragma once
 #include <prometheus/counter.h>
 #include <prometheus/gauge.h>
@@ -19,6 +19,7 @@
 
 #include "metrics/exemplars.hpp"
 #include "metrics/families.hpp"
+#include "metrics/native_histogram.hpp"
 #include "probe/result.hpp"
 #include "report/diagnosis.hpp"
 
@@ -59,7 +60,12 @@ struct Series {
   Histogram* tail = nullptr;
   Histogram* duration = nullptr;
   Histogram* tokens_per_second = nullptr;
+  Histogram* tokens_per_chunk = nullptr;
   std::array<Histogram*, probe::kAllPhases.size()> phase{};
+  // The native histogram beside each classic one (metrics.native), by
+  // family row (the phase row unused) and by phase; nullptr when off.
+  std::array<std::unique_ptr<NativeHistogram>, kHistogramCount> native{};
+  std::array<std::unique_ptr<NativeHistogram>, probe::kAllPhases.size()> native_phase{};
 
   Counter* success = nullptr;
   Counter* failure = nullptr;

@@ -34,8 +34,11 @@ Labels merged(Labels labels, const Labels& more) {
 
 HistogramBounds planned_bounds(const config::Config& config) {
   HistogramBounds out;
-  for (std::size_t i = 0; i < kHistogramCount; ++i)
+  for (std::size_t i = 0; i < kHistogramCount; ++i) {
     out[i] = config::histogram_bounds(config, kFamilies[i].buckets);
+    // Native only: the classic histogram keeps its _count and _sum.
+    if (out[i] && !config.metrics.classic) out[i]->clear();
+  }
   return out;
 }
 

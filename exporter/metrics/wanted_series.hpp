@@ -24,8 +24,8 @@ Labels with(Labels labels, const char* key, std::string_view value);
 Labels merged(Labels labels, const Labels& more);
 
 // The bounds of each histogram family (by row) under a config; nullopt: the
-// family has no series (phases: off). A reload that changes one histogram's
-// bounds recreates only that histogram.
+// family has no series (phases: off); empty with metrics.classic: false. A reload that changes one
+// histogram's bounds recreates only that histogram.
 using HistogramBounds = std::array<std::optional<std::vector<double>>, kHistogramCount>;
 
 HistogramBounds planned_bounds(const config::Config& config);

@@ -221,6 +221,7 @@ boost::asio::awaitable<bool> Prober::attempt(const config::Prompt& prompt, Probe
   label(prompt, r);
   const http::Request request = build_request(prompt);
   t.start = Clock::now();
+  if (trace_) trace_->restart(t.start);
   t.reserve(std::max(64, target_.max_tokens + 8));
   Attempt a{r,
             t,
@@ -378,6 +379,7 @@ void Prober::take(const sse::Event& ev, Attempt& a) {
   if (a.stream_over()) return;
   a.ending.any_event = true;
   const api::EventMeaning m = adapter_->interpret(ev);
+  if (trace_) trace_->record(a.arrival, ev.data.size(), m);
   if (m.protocol_error) {
     a.ending.malformed_event = true;
     a.detail = "malformed event";

@@ -15,6 +15,7 @@
 #include "ndjson/decoder.hpp"
 #include "probe/result.hpp"
 #include "probe/timeline.hpp"
+#include "probe/trace.hpp"
 #include "sse/decoder.hpp"
 
 namespace lse::probe {
@@ -60,6 +61,10 @@ class Prober {
   // What another prober of the same target learned (`run` shares it).
   void set_include_usage(bool on) { include_usage_ = on; }
 
+  // Records every event of the next probes into `trace` (nullptr: none, the
+  // default); it must outlive them. GET /probe?debug=true shows it.
+  void set_trace(Trace* trace) { trace_ = trace; }
+
  private:
   struct Attempt;
   class StreamSink;
@@ -87,6 +92,7 @@ class Prober {
   std::unique_ptr<api::Adapter> adapter_;
   http::Client client_;
   bool include_usage_;
+  Trace* trace_ = nullptr;
 };
 
 }  // namespace lse::probe

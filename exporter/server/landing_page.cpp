@@ -60,16 +60,33 @@ std::string target_link(const TargetStatus& t, const probe::ProbeResult* last) {
       html_escape(query_encode(t.name)), html_escape(t.name));
 }
 
+// "probe now: short · long": one probe of the target with that prompt now,
+// its debug timeline (GET /probe?target=&prompt=&debug=true).
+std::string probe_now_links(const TargetStatus& t) {
+  if (t.prompts.empty()) return "";
+  std::string links;
+  for (const auto& p : t.prompts) {
+    const std::string href =
+        "probe?target=" + query_encode(t.name) + "&prompt=" + query_encode(p) + "&debug=true";
+    links += fmt::format(
+        "{}<a class=\"probe-now\" href=\"{}\" title=\"run one probe of {} "
+        "with {} now and show its timeline\">{}</a>",
+        links.empty() ? "" : " &middot; ", html_escape(href), html_escape(t.name), html_escape(p),
+        html_escape(p));
+  }
+  return "<div class=\"sub\">probe now: " + links + "</div>";
+}
+
 // Name, then model, endpoint (shortened), prompts and interval in small print.
 void append_target_cell(std::string& out, const TargetStatus& t, const probe::ProbeResult* last) {
   std::string prompts;
   for (const auto& p : t.prompts) prompts += (prompts.empty() ? "" : ", ") + html_escape(p);
   fmt::format_to(std::back_inserter(out),
                  "<td>{}<div class=\"sub\">{}<code class=\"endpoint\" title=\"{}\">{}"
-                 "</code>{} &middot; every {}</div></td>",
+                 "</code>{} &middot; every {}</div>{}</td>",
                  target_link(t, last), html_escape(t.model), html_escape(t.url_redacted),
                  html_escape(shorten_middle(t.url_redacted, kEndpointChars)), prompts,
-                 html_escape(format_interval(t.interval_seconds)));
+                 html_escape(format_interval(t.interval_seconds)), probe_now_links(t));
 }
 
 // Escaped text whose figures never break from their unit: "150.3&nbsp;ms".

@@ -21,7 +21,9 @@ std::string_view trim(std::string_view s) {
 // One media range of the header: "type/subtype;version=1.0.0;q=0.5".
 struct MediaRange {
   std::string_view type;
-  std::string_view version;  // "" when absent
+  std::string_view version;   // "" when absent
+  std::string_view proto;     // protobuf: the message type
+  std::string_view encoding;  // protobuf: delimited, text, compact-text
   double q = 1;
 };
 
@@ -48,6 +50,8 @@ MediaRange parse_range(std::string_view item) {
     const std::string_view value = trim(param.substr(eq + 1));
     if (text::iequals(key, "q")) range.q = parse_q(value);
     if (text::iequals(key, "version")) range.version = value;
+    if (text::iequals(key, "proto")) range.proto = value;
+    if (text::iequals(key, "encoding")) range.encoding = value;
   }
   return range;
 }
@@ -55,6 +59,15 @@ MediaRange parse_range(std::string_view item) {
 // How specifically `range` names `format`: 3 its exact type (in a version
 // we serve), 2 its type with any subtype, 1 "*/*", 0 not at all.
 int specificity(const MediaRange& range, Exposition format) {
+  // Binary: only for a scraper that names it exactly (never for */*), in the
+  // one message type and encoding we write.
+  if (format == Exposition::protobuf) {
+    return text::iequals(range.type, "application/vnd.google.protobuf") &&
+                   range.proto == "io.prometheus.client.MetricFamily" &&
+                   text::iequals(range.encoding, "delimited")
+               ? 3
+               : 0;
+  }
   const bool om = format == Exposition::openmetrics;
   const std::string_view exact = om ? "application/openmetrics-text" : "text/plain";
   if (text::iequals(range.type, exact)) {
@@ -94,12 +107,19 @@ Weight weigh(std::string_view accept, Exposition format) {
 }  // namespace
 
 Exposition choose_exposition(std::string_view accept) {
-  const Weight om = weigh(accept, Exposition::openmetrics);
-  const Weight text = weigh(accept, Exposition::text);
-  if (om.q <= 0) return Exposition::text;
-  if (om.q != text.q) return om.q > text.q ? Exposition::openmetrics : Exposition::text;
-  // Equal weights: the range listed first; one range for both ("*/*"): text.
-  return om.position < text.position ? Exposition::openmetrics : Exposition::text;
+  Exposition chosen = Exposition::text;
+  Weight best = weigh(accept, Exposition::text);
+  for (const Exposition other : {Exposition::openmetrics, Exposition::protobuf}) {
+    const Weight w = weigh(accept, other);
+    if (w.q <= 0) continue;
+    // Equal weights: the range listed first; one range for several ("*/*"):
+    // the one chosen before (text first).
+    if (w.q > best.q || (w.q == best.q && w.position < best.position)) {
+      chosen = other;
+      best = w;
+    }
+  }
+  return chosen;
 }
 
 }  // namespace lse::server

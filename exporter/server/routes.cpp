@@ -76,7 +76,8 @@ struct Outcome {
   bool gzipped = false;         // body already gzip (compressed as it was made)
   bool varies_by_accept = false;
   bool html = false;
-  bool challenge = false;  // 401: ask for basic auth
+  bool challenge = false;               // 401: ask for basic auth
+  std::optional<unsigned> retry_after;  // 429: come back in that many seconds
 };
 
 Outcome text(http::status status, std::string body) {
@@ -256,9 +257,19 @@ Outcome probes_page(Parts parts, const RouteContext& ctx) {
   return probes(parts.query, ctx.rows, ctx.routing.route_prefix);
 }
 
+// GET probe?target= that on_demand_probe() did not take: a bad query, or a
+// server without the hook.
+Outcome on_demand_refused(std::string_view query) {
+  auto parsed = parse_probe_query(query);
+  if (auto* error = std::get_if<std::string>(&parsed))
+    return text(http::status::bad_request, *error + "\n");
+  return text(http::status::service_unavailable, "on-demand probes are not available here\n");
+}
+
 // GET probe?id=: one probe's page (its gap timeline), linked from the
-// landing page.
+// landing page. GET probe?target=: one probe now (on_demand_probe()).
 Outcome probe_page(Parts parts, const RouteContext& ctx) {
+  if (query_param(parts.query, "target")) return on_demand_refused(parts.query);
   const std::string id = query_param(parts.query, "id").value_or("");
   auto probe = ctx.rows.find_result(id);
   if (!probe) return text(http::status::not_found, "no kept probe has id \"" + id + "\"\n");
@@ -326,6 +337,13 @@ Outcome unauthorized() {
   return o;
 }
 
+// The path below the route prefix; nullopt when the path is not under it.
+std::optional<std::string_view> below_prefix(std::string_view path, const Routing& r) {
+  if (r.route_prefix.empty()) return path;
+  if (path.substr(0, r.route_prefix.size() + 1) != r.route_prefix + "/") return std::nullopt;
+  return path.substr(r.route_prefix.size());
+}
+
 // Below the route prefix: the telemetry path, then the fixed endpoints.
 Outcome route(const Request& req, Parts parts, const RouteContext& ctx) {
   const Routing& r = ctx.routing;
@@ -334,10 +352,10 @@ Outcome route(const Request& req, Parts parts, const RouteContext& ctx) {
     // Relative links of the landing page need the trailing '/'.
     if (parts.path == "/" || parts.path == r.route_prefix)
       return redirect(method, r.route_prefix + "/");
-    if (parts.path.substr(0, r.route_prefix.size() + 1) != r.route_prefix + "/")
-      return text(http::status::not_found, "Not Found\n");
-    parts.path.remove_prefix(r.route_prefix.size());
   }
+  const auto below = below_prefix(parts.path, r);
+  if (!below) return text(http::status::not_found, "Not Found\n");
+  parts.path = *below;
   if (parts.path == r.telemetry_path) {
     if (!allows(Methods::get_head, method)) return not_allowed(Methods::get_head);
     return metrics(req, ctx);
@@ -403,17 +421,10 @@ MetricsHook whole_exposition(std::function<std::string(metrics::Exposition)> ren
   };
 }
 
-Response handle_request(const Request& req, const RouteContext& ctx) {
-  Outcome o;
-  try {
-    o = ctx.authorized ? route(req, split_target(sv(req.target())), ctx) : unauthorized();
-  } catch (const std::exception& e) {
-    o = text(http::status::internal_server_error,
-             std::string("internal error: ") + e.what() + "\n");
-  } catch (...) {
-    o = text(http::status::internal_server_error, "internal error\n");
-  }
+namespace {
 
+// Status, headers (Retry-After too), gzip when asked, keep-alive, HEAD.
+Response shaped(const Request& req, Outcome o) {
   Response res{o.status, req.version()};
   res.set(http::field::server, "llm-stream-exporter");
   res.set(http::field::content_type, o.content_type);
@@ -421,6 +432,7 @@ Response handle_request(const Request& req, const RouteContext& ctx) {
   if (o.allow) res.set(http::field::allow, o.allow);
   if (!o.location.empty()) res.set(http::field::location, o.location);
   if (o.challenge) res.set(http::field::www_authenticate, "Basic realm=\"llm-stream-exporter\"");
+  if (o.retry_after) res.set(http::field::retry_after, std::to_string(*o.retry_after));
   if (o.html)
     res.set("Content-Security-Policy",
             "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'");
@@ -444,6 +456,67 @@ Response handle_request(const Request& req, const RouteContext& ctx) {
   // HEAD: same headers (Content-Length of the would-be body), no body.
   if (req.method() == http::verb::head) res.body().clear();
   return res;
+}
+
+}  // namespace
+
+Response handle_request(const Request& req, const RouteContext& ctx) {
+  Outcome o;
+  try {
+    o = ctx.authorized ? route(req, split_target(sv(req.target())), ctx) : unauthorized();
+  } catch (const std::exception& e) {
+    o = text(http::status::internal_server_error,
+             std::string("internal error: ") + e.what() + "\n");
+  } catch (...) {
+    o = text(http::status::internal_server_error, "internal error\n");
+  }
+  return shaped(req, std::move(o));
+}
+
+std::variant<ProbeRequest, std::string> parse_probe_query(std::string_view query) {
+  ProbeRequest p;
+  auto target = query_param(query, "target");
+  if (!target || target->empty())
+    return std::string("target= names the configured target to probe");
+  p.target = std::move(*target);
+  if (auto prompt = query_param(query, "prompt"); prompt && !prompt->empty())
+    p.prompt = std::move(*prompt);
+  if (auto debug = query_param(query, "debug")) {
+    if (*debug == "true" || *debug == "1") {
+      p.debug = true;
+    } else if (!debug->empty() && *debug != "false" && *debug != "0") {
+      return "debug must be true or false, got \"" + *debug + "\"";
+    }
+  }
+  if (auto format = query_param(query, "format")) {
+    if (*format == "json") {
+      p.json = true;
+    } else if (!format->empty() && *format != "text") {
+      return "format must be text or json, got \"" + *format + "\"";
+    }
+  }
+  return p;
+}
+
+std::optional<ProbeRequest> on_demand_probe(const Request& req, const RouteContext& ctx) {
+  if (!ctx.authorized || !ctx.hooks.probe) return std::nullopt;
+  if (req.method() != http::verb::get && req.method() != http::verb::head) return std::nullopt;
+  const Parts parts = split_target(sv(req.target()));
+  const auto path = below_prefix(parts.path, ctx.routing);
+  if (!path || *path != "/probe" || *path == ctx.routing.telemetry_path) return std::nullopt;
+  auto parsed = parse_probe_query(parts.query);
+  if (auto* p = std::get_if<ProbeRequest>(&parsed)) return std::move(*p);
+  return std::nullopt;
+}
+
+Response probe_response(const Request& req, const ProbeAnswer& answer) {
+  Outcome o;
+  o.status = static_cast<http::status>(answer.status);
+  o.content_type = answer.content_type;
+  o.body = answer.body;
+  o.compressible = true;
+  o.retry_after = answer.retry_after_seconds;
+  return shaped(req, std::move(o));
 }
 
 }  // namespace lse::server

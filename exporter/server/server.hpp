@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,12 +51,37 @@ using MetricsHook = std::function<std::string(metrics::Exposition, const metrics
 // A MetricsHook from an exposition built whole (tests, tools).
 MetricsHook whole_exposition(std::function<std::string(metrics::Exposition)> render);
 
+// GET /probe?target=NAME[&prompt=P][&debug=true][&format=json]: one probe
+// now, of a configured target (the service looks the names up).
+struct ProbeRequest {
+  std::string target;
+  std::optional<std::string> prompt;  // nullopt: the target's first
+  bool debug = false;                 // the probe's log and every event, as text
+  bool json = false;                  // format=json: the probe's row
+};
+
+// What to answer when the probe is done (or refused at once).
+struct ProbeAnswer {
+  int status = 200;
+  std::string content_type = "text/plain; version=0.0.4; charset=utf-8";
+  std::string body;
+  std::optional<unsigned> retry_after_seconds;  // 429: the Retry-After header
+};
+
+using ProbeDone = std::function<void(ProbeAnswer)>;
+// Starts an on-demand probe without blocking (the server thread serves
+// everyone). `done` is called exactly once, from any thread, possibly
+// before the hook returns (a refusal). Returns what cancels the probe (the
+// client went away); calling it after `done` does nothing.
+using ProbeHook = std::function<std::function<void()>(const ProbeRequest&, ProbeDone done)>;
+
 struct Hooks {
   MetricsHook metrics;                                   // exposition in that format
   std::function<bool()> ready;                           // config loaded, scheduler running
   std::function<std::pair<bool, std::string>()> reload;  // POST /-/reload -> ok + message
   std::function<std::string()> config_dump;              // redacted YAML for GET /config
   std::function<std::vector<TargetStatus>()> targets;    // for the landing page
+  ProbeHook probe;                                       // GET /probe?target=; empty: answered 503
 };
 
 // Where the endpoints answer, as the `--web.*` flags set it.

@@ -27,6 +27,7 @@
 #include "schedule/lanes.hpp"
 #include "schedule/scheduler.hpp"
 #include "server/server.hpp"
+#include "service/on_demand.hpp"
 #include "service/views.hpp"
 #include "util/wall_clock.hpp"
 
@@ -212,6 +213,10 @@ struct Service::Impl {
   };
   std::vector<std::unique_ptr<Lane>> lanes;
   probe::WakeupSettings wakeup;  // each probe thread's loop (probe/probe_loop.hpp)
+  // GET /probe?target=: on the lane of the target. Declared after the lanes
+  // so that it goes first: a probe it still holds (its lane's thread did not
+  // end it within the grace) closes its sockets while their io_context lives.
+  std::unique_ptr<OnDemandProbes> on_demand;
 
   std::string ignored_proxy_variables;  // what log_ignored_proxy_variables last saw
 
@@ -273,6 +278,11 @@ struct Service::Impl {
       lanes.back()->scheduler.on_backoff(
           [this](const std::string& target, double /*wait_s*/) { metrics.count_backoff(target); });
     }
+    on_demand = std::make_unique<OnDemandProbes>(
+        [this](const std::string& target) -> asio::io_context& {
+          return lanes[lanes.size() == 1 ? 0 : schedule::lane_of(target, lanes.size())]->io;
+        },
+        identity.host_label, identity.user_agent);
     // No probe thread yet: this thread is every lane's io thread.
     for (std::size_t k = 0; k < n; ++k) lanes[k]->scheduler.apply(lane_config(*current, k));
   }
@@ -332,6 +342,7 @@ struct Service::Impl {
   // Every lane's probes are canceled first, then each lane gets the grace
   // to end them.
   void stop_probe_threads() {
+    on_demand->cancel_all();
     for (auto& lane : lanes) {
       Lane& l = *lane;
       on_lane(l, [&l] { l.scheduler.stop(); });
@@ -522,6 +533,9 @@ struct Service::Impl {
     };
     h.config_dump = [this] { return config::dump_redacted(*snapshot()); };
     h.targets = [this] { return target_statuses(*snapshot(), rows); };
+    h.probe = [this](const server::ProbeRequest& request, server::ProbeDone done) {
+      return on_demand->start(*snapshot(), request, std::move(done));
+    };
     return h;
   }
 };

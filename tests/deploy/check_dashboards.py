@@ -25,6 +25,11 @@ Fails (exit 1) when:
   the clicked target and the time range; on a dashboard of many targets (target
   variable with "All"), a per-target graph or table has no such data link;
 - there is no stat panel at the top showing the exporters' scrape state (`up`);
+- a histogram quantile is not `<native> or <classic>` (the native histogram
+  first, then the classic _bucket series with the same quantile, labels, selector
+  and window), or a histogram's _sum/_count is read without the native
+  histogram's histogram_sum/histogram_count (docs/queries.md); the gap
+  heatmap alone reads the classic buckets (Grafana's heatmap of `le` buckets);
 - a query names a metric that is not in DESIGN §3 or a recording rule of
   config/prometheus/ (histograms: _bucket/_sum/_count);
 - deploylib's metric list and the §3 table of docs/DESIGN.md differ, or
@@ -209,6 +214,20 @@ def alert_threshold(name):
     return None
 
 
+def histogram_part_errors(expr):
+    """A histogram's _sum/_count series exist only with metrics.classic: each read
+    of one must come with the native histogram's histogram_sum/histogram_count (or,
+    for a share of the count, its histogram_fraction)."""
+    errs = []
+    for m in re.finditer(r"\b(llm_stream_\w+)_(sum|count)\b", expr):
+        native = (rf"histogram_{m.group(2)}\(\s*rate\({m.group(1)}\{{|"
+                  rf"histogram_fraction\([^,]+,[^,]+,\s*sum by \([^)]*\) \(rate\({m.group(1)}\{{")
+        if m.group(1) in lib.HISTOGRAMS and not re.search(native, expr):
+            errs.append(f"{m.group(0)} without histogram_{m.group(2)}(rate({m.group(1)}{{...}}[...])) "
+                        f"of the native histogram")
+    return errs
+
+
 def check_dashboard(path, dash, allowed, errors):
     def err(msg):
         errors.append(f"{path.name}: {msg}")
@@ -322,6 +341,10 @@ def check_dashboard(path, dash, allowed, errors):
         for name in sorted(lib.metric_names(expr)):
             if name not in allowed:
                 err(f"{where}: metric {name!r} is neither in DESIGN §3 nor a recording rule")
+        for e in lib.quantile_fallback_errors(expr):
+            err(f"{where}: {e} (docs/queries.md)")
+        for e in histogram_part_errors(expr):
+            err(f"{where}: {e} (docs/queries.md)")
         rest = check_fallbacks(where, expr, rules, err)
         for m in re.finditer(r"\b(rate|increase|irate|delta)\s*\((.*?)\[([^\]]*)\]", rest):
             if m.group(3) not in ("$__rate_interval", "$__range") + ALERT_WINDOWS:

@@ -26,6 +26,11 @@ Fails (exit 1) when:
   llm_stream_probe_*, which count probes like the ratios), the values of
   the formula at the default interval (docs/runbook.md#alert-windows), or an
   exporter alert does not select the job with job=~"llm-stream-exporter";
+- a histogram quantile (expression or annotation query) is not the pair
+  `<native> or <classic>` of docs/queries.md: the native histogram first, then
+  the classic _bucket series with the same quantile, labels (le aside),
+  selector and window, so that the rule works on native histograms when
+  present, on classic buckets otherwise, and with metrics.classic: false;
 - tests/deploy/rules_test.yaml does not show every alert both firing and not
   firing, feeds a quantile alert no _bucket series, or shows LLMStreamGapP95High
   and LLMStreamProbesFailing nowhere firing for one node of two that differ.
@@ -156,6 +161,9 @@ def main():
                 err(f"{name}: expression names {m!r}, neither DESIGN §3 nor a recording rule")
         for e in topology_errors(name, expr):
             err(e)
+        for text in [expr] + [str(v) for v in (r.get("annotations") or {}).values()]:
+            for e in lib.quantile_fallback_errors(text):
+                err(f"{name}: {e} (docs/queries.md)")
         if "record" in r:
             parts = name.split(":")
             if len(parts) != 3 or not all(re.fullmatch(r"[a-z][a-z0-9_]*", p) for p in parts):
@@ -204,7 +212,9 @@ def main():
                 err(f"{name}: description does not name $labels.node and $labels.location")
             if r["_group"].endswith(".probes"):
                 for metric, window in re.findall(r"\b([a-z_:]+)(?:\{[^}]*\})?\[([^\]]+)\]", expr):
-                    per_gap = metric.endswith("_bucket") and not metric.startswith("llm_stream_probe_")
+                    # the classic buckets or the native histogram of the same name
+                    per_gap = (metric.endswith("_bucket") or metric in lib.HISTOGRAMS) \
+                        and not metric.startswith("llm_stream_probe_")
                     want = "10m" if per_gap and "histogram_quantile" in expr else "15m"
                     if window != want:
                         err(f"{name}: window [{window}] of {metric} is not the "

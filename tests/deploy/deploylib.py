@@ -28,6 +28,7 @@ HISTOGRAMS = {
     "llm_stream_duration_seconds",
     "llm_stream_phase_seconds",
     "llm_stream_output_tokens_per_second",
+    "llm_stream_tokens_per_chunk",  # one per probe: completion tokens / chunks
 }
 COUNTERS = {
     "llm_stream_probes_total",
@@ -68,11 +69,62 @@ DESIGN_METRICS = HISTOGRAMS | COUNTERS | GAUGES
 
 
 def exposed_series_names():
-    """Every sample name the exporter can expose (histograms expand)."""
+    """Every sample name the exporter can expose. A histogram is one native
+    series under its own name (protobuf exposition, metrics.native) and the
+    classic _bucket/_sum/_count series (metrics.classic)."""
     names = set(COUNTERS | GAUGES)
     for h in HISTOGRAMS:
-        names |= {h + "_bucket", h + "_sum", h + "_count"}
+        names |= {h, h + "_bucket", h + "_sum", h + "_count"}
     return names
+
+
+# A quantile over classic buckets: histogram_quantile(q, sum by (..., le)
+# (rate(<histogram>_bucket{...}[w]))), rate or increase.
+CLASSIC_QUANTILE = re.compile(
+    r"histogram_quantile\(\s*([0-9.]+)\s*,\s*sum by \(([^)]*)\)\s*"
+    r"\((rate|increase)\((llm_stream_\w+)_bucket((?:\{[^}]*\})?)\[([^\]]+)\]\)\)\)")
+# A quantile over a native histogram (no `le`, the histogram's own name).
+NATIVE_QUANTILE = re.compile(
+    r"histogram_quantile\(\s*([0-9.]+)\s*,\s*sum(?: by \(([^)]*)\))?\s*"
+    r"\((rate|increase)\((llm_stream_\w+?)((?:\{[^}]*\})?)\[([^\]]+)\]\)\)\)")
+
+
+def native_quantile(q, labels, func, metric, selector, window):
+    """The native form of a classic quantile: same quantile, labels minus le,
+    function, selector and window, on the histogram's own name."""
+    inner = f"{func}({metric}{selector}[{window}])"
+    if not labels:
+        return f"histogram_quantile({q}, sum({inner}))"
+    return f"histogram_quantile({q}, sum by ({', '.join(labels)}) ({inner}))"
+
+
+def quantile_fallback_errors(expr):
+    """Every histogram quantile must read the native histogram first and fall
+    back to the classic buckets: `<native> or <classic>`, the same quantile,
+    labels (le aside), selector and window. `or` keeps the native result for
+    a label set both branches have, and the classic one where no native
+    series exists (classic-only exporters and scrapes, metrics.native: false),
+    so the expression works with metrics.classic: false too."""
+    e = " ".join(expr.split())
+    errs = []
+    for m in CLASSIC_QUANTILE.finditer(e):
+        q, by, func, metric, sel, window = m.groups()
+        labels = [x.strip() for x in by.split(",") if x.strip() and x.strip() != "le"]
+        if "le" not in {x.strip() for x in by.split(",")}:
+            errs.append(f"classic quantile without `le` in its `by`: {m.group(0)}")
+            continue
+        native = native_quantile(q, labels, func, metric, sel, window)
+        if not re.search(re.escape(native) + r"\s*\)?\s*or\s*\(?\s*" + re.escape(m.group(0)), e):
+            errs.append(f"{m.group(0)} is not preceded by its native form `{native} or`")
+    natives = [m for m in NATIVE_QUANTILE.finditer(e) if not m.group(4).endswith("_bucket")]
+    for m in natives:
+        q, by, func, metric, sel, window = m.groups()
+        labels = [x.strip() for x in (by or "").split(",") if x.strip()]
+        classic = (f"histogram_quantile({q}, sum by ({', '.join(labels + ['le'])}) "
+                   f"({func}({metric}_bucket{sel}[{window}])))")
+        if not re.search(re.escape(m.group(0)) + r"\s*\)?\s*or\s*\(?\s*" + re.escape(classic), e):
+            errs.append(f"{m.group(0)} has no classic fallback `or {classic}`")
+    return errs
 
 
 def design_metric_names(design_md):

@@ -28,9 +28,18 @@ the HTTP API:
     ruled server evaluates with health "ok".
 Both servers are stopped at the end, whatever happened.
 
+With --native both servers run with --enable-feature=native-histograms (and the
+fake exporter answers the protobuf exposition, native and classic buckets in
+each histogram): Prometheus 2.42 then keeps only the native series, as with
+the exporter's metrics.classic: false, and every check above runs on native
+histograms alone (docs/queries.md); it also checks that no _bucket series was
+ingested. The panels that read classic buckets only (the gap heatmap) are not
+required to return data there.
+
 Usage:
   python3 tests/deploy/promql_e2e.py --exporter-url http://127.0.0.1:9687/metrics
   python3 tests/deploy/promql_e2e.py --fake-exporter        # tests/deploy/fake_exporter.py
+  python3 tests/deploy/promql_e2e.py --fake-exporter --native   # on native histograms only
 Options: --prometheus BIN, --wait S, --min-scrapes N, --core-panels "T1;T2" (or "all"),
   --tolerance R, --keep DIR (keep the servers' config, log and data), -v.
 The exporter must be probing an upstream (e.g. tests/upstream) with a short
@@ -135,7 +144,7 @@ class Prom:
         return float(res[0]["value"][1]) if res else None
 
 
-def start_prometheus(binary, exporter_url, workdir, scrape_interval, rule_files=True):
+def start_prometheus(binary, exporter_url, workdir, scrape_interval, rule_files=True, args=()):
     u = urllib.parse.urlparse(exporter_url)
     if not u.scheme or not u.netloc:
         sys.exit(f"--exporter-url {exporter_url!r}: want http://HOST:PORT[/metrics]")
@@ -157,7 +166,7 @@ def start_prometheus(binary, exporter_url, workdir, scrape_interval, rule_files=
     proc = subprocess.Popen(
         [binary, f"--config.file={workdir / 'prometheus.yml'}",
          f"--storage.tsdb.path={workdir / 'data'}", f"--web.listen-address=127.0.0.1:{port}",
-         "--storage.tsdb.retention.time=1h", "--log.level=warn"],
+         "--storage.tsdb.retention.time=1h", "--log.level=warn", *args],
         stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     return proc, Prom(f"http://127.0.0.1:{port}")
 
@@ -188,6 +197,18 @@ def substitute(expr, dash, concrete=None):
         expr = re.sub(r"\$\{" + name + r"(?::[^}]*)?\}|\$" + name + r"\b|\[\[" + name + r"\]\]",
                       lambda _m, v=value: v, expr)
     return lib.substitute_variables(expr, dash)
+
+
+def classic_only_panels():
+    """Titles of the panels none of whose queries reads a native histogram: a
+    _bucket series with no quantile pair (the heatmap of `le` buckets)."""
+    titles = set()
+    for _, dash in lib.load_dashboards():
+        for p in lib.all_panels(dash):
+            exprs = [t.get("expr", "") for t in p.get("targets", []) or []]
+            if exprs and all("_bucket" in e and "histogram_quantile" not in e for e in exprs):
+                titles.add(p.get("title"))
+    return titles
 
 
 def is_flag(expr):
@@ -275,6 +296,8 @@ def main():
                     "\"all\" (default: all with --fake-exporter, else " + "; ".join(CORE_PANELS) + ")")
     ap.add_argument("--tolerance", type=float, default=0.15,
                     help="relative difference allowed between a recording rule and its raw fallback")
+    ap.add_argument("--native", action="store_true",
+                    help="Prometheus with native histograms on (protobuf scrape): native series only")
     ap.add_argument("--keep", help="keep the servers' config, log and data in this folder")
     ap.add_argument("-v", "--verbose", action="store_true")
     args = ap.parse_args()
@@ -284,12 +307,14 @@ def main():
                   if p.get("type") != "row" and p.get("targets")]
     spec = args.core_panels or ("all" if args.fake_exporter else ";".join(CORE_PANELS))
     core = all_titles if spec.strip() == "all" else [t.strip() for t in spec.split(";") if t.strip()]
+    if args.native:
+        core = [t for t in core if t not in classic_only_panels()]
 
     fake = None
     url = args.exporter_url
     if args.fake_exporter:
         import fake_exporter
-        fake, url = fake_exporter.serve(0, probe_interval=0.3)
+        fake, url = fake_exporter.serve(0, probe_interval=0.3, native=args.native)
 
     workdir = pathlib.Path(args.keep) if args.keep else pathlib.Path(tempfile.mkdtemp(prefix="lse-prom-"))
     workdir.mkdir(parents=True, exist_ok=True)
@@ -311,7 +336,8 @@ def main():
         servers = {}
         for name, with_rules in (("plain", False), ("ruled", True)):
             proc, prom = start_prometheus(args.prometheus, url, workdir / name, args.scrape_interval,
-                                          rule_files=with_rules)
+                                          rule_files=with_rules,
+                                          args=["--enable-feature=native-histograms"] if args.native else [])
             procs.append(proc)
             servers[name] = (proc, prom)
         for name, (proc, prom) in servers.items():
@@ -331,6 +357,11 @@ def main():
             check(bool(scrapes), f"{name}: at least {args.min_scrapes} scrapes")
         check(not (plain.get("/api/v1/rules").get("data", {}).get("groups")),
               "plain prometheus has no rules loaded")
+        if args.native:
+            native = {h: wait_for(lambda h=h: result(plain.query(f"count({h})")), 30) for h in lib.HISTOGRAMS}
+            check(all(native.values()), f"native series ingested: missing {sorted(h for h, v in native.items() if not v)}")
+            buckets = result(plain.query('count by (__name__) ({__name__=~"llm_stream_.*_bucket"})'))
+            check(buckets == [], f"no classic _bucket series next to the native ones: {buckets}")
         # Rule groups loaded and evaluated.
         rule_groups = {g["name"] for _, doc in lib.load_rule_files() for g in doc["groups"]}
         def rules_evaluated():

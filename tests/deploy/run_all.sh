@@ -20,6 +20,8 @@
 #   mutations   test_mutations.py (each check above fails on a broken input)
 #   promql-fake promql_e2e.py --fake-exporter (real Prometheus, fake exporter; the
 #               e2e against the real exporter is promql_e2e.py --exporter-url URL)
+#   promql-native promql_e2e.py --fake-exporter --native (the same on native
+#               histograms only: Prometheus with native histograms on, protobuf scrape)
 #   deb         check_deb.py (cpack -G DEB from the build tree $BUILD_DIR or build/,
 #               lintian, systemd-analyze, the packaged binary serving the demo)
 # Exit status: non-zero when any check failed. Last line: "N passed, M failed".
@@ -58,6 +60,7 @@ run_check() {
     dockerfile)  "$py" "$here/check_dockerfile.py" --install-linter ;;
     mutations)   "$py" "$here/test_mutations.py" ;;
     promql-fake) "$py" "$here/promql_e2e.py" --fake-exporter ;;
+    promql-native) "$py" "$here/promql_e2e.py" --fake-exporter --native ;;
     deb)         "$py" "$here/check_deb.py" ;;
     *) echo "unknown check: $1" >&2; return 2 ;;
   esac

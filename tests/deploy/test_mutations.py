@@ -201,10 +201,12 @@ class ChartReadmeMutations(unittest.TestCase):
     def setUpClass(cls):
         if not shutil.which("npm"):
             raise unittest.SkipTest("npm not installed")
-        code, out = run(["bash", str(HERE / "install_readmegen.sh")])
-        if code != 0:
-            raise unittest.SkipTest("the README generator could not be installed: " + out[-300:])
-        cls.gen = out.strip().splitlines()[-1]
+        # The path is the script's stdout; npm reports its install on stderr.
+        r = subprocess.run(["bash", str(HERE / "install_readmegen.sh")], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise unittest.SkipTest("the README generator could not be installed: " +
+                                    (r.stdout + r.stderr)[-300:])
+        cls.gen = r.stdout.strip().splitlines()[-1]
 
     def check(self, old=None, new=None):
         with tempfile.TemporaryDirectory(prefix="lse-mut-readme-") as d:
@@ -273,6 +275,21 @@ class DashboardMutations(unittest.TestCase):
 
     def test_new_checks_clean(self):
         self.assertEqual(self.errors_all(lambda d: None), "")
+
+    def test_panel_quantile_classic_only(self):
+        def m(d):
+            for t in self.panel(d, "Time to first token p50 / p95")["targets"]:
+                t["expr"] = re.sub(r"^\(histogram_quantile\(.*?\)\)\) or ", "(", t["expr"])
+        self.assertIn("'Time to first token p50 / p95' ref A: histogram_quantile(0.50, sum by (target, le) "
+                      "(rate(llm_stream_time_to_first_token_seconds_bucket{", self.errors(m))
+
+    def test_panel_count_without_native(self):
+        def m(d):
+            for p in lib.all_panels(d):
+                for t in p.get("targets", []):
+                    t["expr"] = t["expr"].replace("histogram_fraction(0, 0.001, sum by (target) (rate(",
+                                                  "(sum by (target) (rate(")
+        self.assertIn("llm_stream_inter_chunk_gap_seconds_count without histogram_count", self.errors(m))
 
     def test_exemplars_off(self):
         def m(d):
@@ -467,10 +484,14 @@ class MetricListMutations(unittest.TestCase):
         fake = fake_exporter.Fake(probe_interval=3600)
         try:
             text = fake.exposition()
+            histograms = {name for s in fake.series for name, _, _ in s.histograms()}
         finally:
             fake.stop.set()
         names = {line.split("{")[0].split(" ")[0] for line in text.splitlines() if line}
-        self.assertEqual(lib.exposed_series_names() - names, set())
+        # the classic series in the text exposition, the native ones (a histogram
+        # under its own name) in the protobuf one
+        self.assertEqual(lib.exposed_series_names() - names - histograms, set())
+        self.assertEqual(histograms, lib.HISTOGRAMS)
         self.assertRegex(text, r'llm_stream_target_info\{target="[^"]+",api="[a-z-]+",model="[^"]+",host="[^"]+"\} 1')
 
 
@@ -683,10 +704,53 @@ class RuleMutations(unittest.TestCase):
         self.assertIn("'llm_stream_config_reload_ok', neither DESIGN", out)
 
     def test_canonical_expression(self):
-        self.edit("alerting_rules.yml", "rate(llm_stream_inter_chunk_gap_seconds_bucket[10m]))) > 0.25",
-                  "rate(llm_stream_inter_chunk_gap_seconds_bucket[5m]))) > 0.25")
+        self.edit("alerting_rules.yml", "rate(llm_stream_inter_chunk_gap_seconds_bucket[10m])))\n          ) > 0.25",
+                  "rate(llm_stream_inter_chunk_gap_seconds_bucket[5m])))\n          ) > 0.25")
         code, out = self.lint()
         self.assertIn("LLMStreamGapP95High: does not use the canonical expression", out)
+
+    # -- native histograms first, classic buckets as the fallback (docs/queries.md)
+    def test_quantile_without_native_branch(self):
+        self.edit("alerting_rules.yml",
+                  "histogram_quantile(0.95, sum by (namespace, cluster, node, location, target) "
+                  "(rate(llm_stream_inter_chunk_gap_seconds[10m])))\n            or\n", "")
+        code, out = self.lint()
+        self.assertNotEqual(code, 0)
+        self.assertIn("LLMStreamGapP95High: histogram_quantile(0.95, sum by (namespace, cluster, node, "
+                      "location, target, le) (rate(llm_stream_inter_chunk_gap_seconds_bucket[10m]))) "
+                      "is not preceded by its native form", out)
+
+    def test_native_branch_other_window(self):
+        # the default bar of LLMStreamTTFTP95High: its native branch on another window
+        self.edit("alerting_rules.yml",
+                  "0 * (histogram_quantile(0.95, sum by (namespace, cluster, node, location, target) "
+                  "(rate(llm_stream_time_to_first_token_seconds[10m])))",
+                  "0 * (histogram_quantile(0.95, sum by (namespace, cluster, node, location, target) "
+                  "(rate(llm_stream_time_to_first_token_seconds[15m])))")
+        code, out = self.lint()
+        self.assertNotEqual(code, 0)
+        self.assertIn("LLMStreamTTFTP95High: histogram_quantile(0.95, sum by (namespace, cluster, node, "
+                      "location, target) (rate(llm_stream_time_to_first_token_seconds[15m]))) has no "
+                      "classic fallback", out)
+
+    def test_recording_rule_native_only(self):
+        self.edit("recording_rules.yml",
+                  "\n          or\n          histogram_quantile(0.99, sum by (namespace, cluster, node, location, "
+                  "target, prompt, le) (rate(llm_stream_inter_chunk_gap_seconds_bucket[5m])))", "")
+        code, out = self.lint()
+        self.assertNotEqual(code, 0)
+        self.assertIn("target_prompt_location:llm_stream_inter_chunk_gap_seconds:p99_rate5m: "
+                      "histogram_quantile(0.99, sum by (namespace, cluster, node, location, target, prompt) "
+                      "(rate(llm_stream_inter_chunk_gap_seconds[5m]))) has no classic fallback", out)
+
+    def test_annotation_query_without_native_branch(self):
+        self.edit("alerting_rules.yml",
+                  'histogram_quantile(0.5, sum(rate(llm_stream_probe_max_gap_seconds{target=%[1]q,node=%[2]q,'
+                  'location=%[3]q}[15m]))) or ', "")
+        code, out = self.lint()
+        self.assertNotEqual(code, 0)
+        self.assertIn("LLMStreamStalling: histogram_quantile(0.5, sum by (le) (rate(llm_stream_probe_max_gap_"
+                      "seconds_bucket{target=%[1]q,node=%[2]q,location=%[3]q}[15m]))) is not preceded", out)
 
     def test_alert_without_test(self):
         test = self.tmp / "rules_test.yaml"
@@ -779,7 +843,8 @@ class RuleWindowMutations(unittest.TestCase):
         renderer = validate_chart.build_renderer(tmp)
         code, out = run([PY, str(HERE / "check_rule_windows.py"), "--renderer", renderer, "--chart", str(chart)])
         self.assertNotEqual(code, 0, out)
-        self.assertIn("FAIL interval 5m: LLMStreamGapP95High window [50m] (got ['10m'])", out)
+        # two ranges: the native half and the classic half of the quantile
+        self.assertIn("FAIL interval 5m: LLMStreamGapP95High window [50m] (got ['10m', '10m'])", out)
         self.assertNotIn("FAIL interval 5m: LLMStreamStallsFrequent", out)
 
 

@@ -4,7 +4,8 @@ intervals): the landing page and a probe page have no horizontal overflow
 (document.documentElement.scrollWidth <= 1280); the demo's stalling targets
 (`stalling-proxy`, `pausing-model`: two stalls in every probe) never read
 "ok" and the healthy one does; figures do not wrap; the long endpoint is
-shortened with the full one on hover; a target's name opens its last
+shortened with the full one on hover; "probe now" opens the debug timeline
+of one probe run then (40 content chunks listed); a target's name opens its last
 probe's page, which says the verdict and its evidence on top and draws its
 chunks on a time axis. Driven over the DevTools protocol (cdp.py)."""
 import os
@@ -68,6 +69,20 @@ class PagesInChromium(unittest.TestCase):
                     '.map(function (c) { return [c.textContent, c.title]; }))'))
                 full = up.url(DEMO[1][1])
                 self.assertIn([e for e in endpoint if e[1] == full][0][0].count('…'), (1,))
+
+                # "probe now" runs one probe of the target and opens its debug timeline.
+                probe_now = json.loads(browser.evaluate(
+                    'JSON.stringify(Array.from(document.querySelectorAll('
+                    '"tr[data-target=healthy] a.probe-now")).map(function (a) {'
+                    ' return a.getAttribute("href"); }))'))
+                self.assertEqual(probe_now, ['probe?target=healthy&prompt=short&debug=true'])
+                browser.open(ex.base + '/' + probe_now[0])
+                timeline = browser.evaluate('document.body.innerText')
+                self.assertIn('Events of the stream', timeline)
+                self.assertEqual(len(re.findall(r'^\s+\d+\s+\S+\s+\S+\s+\d+\s+content$', timeline,
+                                                re.M)), 40, timeline)
+                self.assertIn('probe_success 1', timeline)
+                browser.open(ex.base + '/')
 
                 # The name opens the last probe's page.
                 href = rows['stalling-proxy']['href']

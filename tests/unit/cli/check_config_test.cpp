@@ -63,20 +63,20 @@ TEST(CheckConfig, SummaryLineSaysOneTargetNotOneTargetsAndCountsEverySeries) {
   c.prompts["p"] = {"p", "hi", "inline"};
   c.targets = {target(api::Dialect::openai_chat, "http://h")};
   c.targets[0].prompts = {"p"};
-  // One series set (284 + 6 finish reasons), 7 per target, 6 of the
+  // One series set (299 + 6 finish reasons), 7 per target, 6 of the
   // exporter's own and 6 process_*.
-  EXPECT_EQ(summary_line("f.yaml", c), "f.yaml: ok (1 target, 1 prompt, 312 series)");
+  EXPECT_EQ(summary_line("f.yaml", c), "f.yaml: ok (1 target, 1 prompt, 327 series)");
   c.prompts["q"] = {"q", "ho", "inline"};
   c.targets.push_back(c.targets[0]);
   c.targets[1].prompts = {"p", "q"};
-  EXPECT_EQ(summary_line("f.yaml", c), "f.yaml: ok (2 targets, 2 prompts, 899 series)");
+  EXPECT_EQ(summary_line("f.yaml", c), "f.yaml: ok (2 targets, 2 prompts, 944 series)");
   // The number is config::series_count's: the metrics section moves it.
   c.metrics.per_prompt = false;
   c.metrics.phases = config::PhaseSeries::off;
   EXPECT_EQ(summary_line("f.yaml", c), fmt::format("f.yaml: ok (2 targets, 2 prompts, {} series)",
                                                    config::series_count(c).at_most));
   for (int i = 0; i < 10; ++i) c.targets.push_back(c.targets[0]);
-  EXPECT_EQ(summary_line("f.yaml", c), "f.yaml: ok (12 targets, 2 prompts, 2,355 series)");
+  EXPECT_EQ(summary_line("f.yaml", c), "f.yaml: ok (12 targets, 2 prompts, 2,535 series)");
 }
 
 TEST(CheckConfigOptions, FileAndNoEnvCheckFromTheCommandLine) {
@@ -155,7 +155,7 @@ TEST(CheckConfig, WarningsGoToStderrAndDoNotFail) {
                         0),
             0u)
       << c.err;
-  EXPECT_EQ(c.out.rfind(cfg.path() + ": ok (1 target, 1 prompt, 312 series)\n", 0), 0u) << c.out;
+  EXPECT_EQ(c.out.rfind(cfg.path() + ": ok (1 target, 1 prompt, 327 series)\n", 0), 0u) << c.out;
 }
 
 // Each prompt's line says where its text came from: the built-in set, a file
@@ -168,7 +168,7 @@ TEST(CheckConfig, SaysWhereEachPromptCameFrom) {
   const Checked c = check(built_in.path());
   ASSERT_EQ(c.exit_code, 0) << c.err;
   EXPECT_EQ(c.out, built_in.path() +
-                       ": ok (1 target, 3 prompts, 892 series)\n"
+                       ": ok (1 target, 3 prompts, 937 series)\n"
                        "  a: openai-chat POST http://h/chat/completions, model m, "
                        "no key\n"
                        "  prompt long: file " +
@@ -289,8 +289,8 @@ TEST(CheckConfig, ShardCountShowsEachTargetsShardAndEachShardsSize) {
             std::string::npos)
       << text;
   // Each shard: one target's series plus the exporter's own, as
-  // metrics.max_series counts them in that replica (311 = 297 + 14).
-  EXPECT_NE(text.find("shard 0 of 2: 1 target, 312 series\nshard 1 of 2: 1 target, 312 series\n"),
+  // metrics.max_series counts them in that replica (327 = 312 + 15).
+  EXPECT_NE(text.find("shard 0 of 2: 1 target, 327 series\nshard 1 of 2: 1 target, 327 series\n"),
             std::string::npos)
       << text;
   const Checked plain = check(cfg.path());

@@ -64,6 +64,10 @@ TEST_F(Dump, IsYamlOfTheEffectiveConfig) {
   EXPECT_EQ(root["metrics"]["per_prompt"].as<std::string>(), "false");
   EXPECT_EQ(root["metrics"]["max_series"].as<std::uint64_t>(), 5000u);
   EXPECT_EQ(root["metrics"]["max_scrape_bytes"].as<std::uint64_t>(), 32u << 20);
+  EXPECT_EQ(root["metrics"]["native"]["schema"].as<int>(), 3);
+  EXPECT_EQ(root["metrics"]["native"]["zero_threshold"].as<double>(), 1e-5);
+  EXPECT_EQ(root["metrics"]["native"]["max_buckets"].as<int>(), 160);
+  EXPECT_EQ(root["metrics"]["classic"].as<std::string>(), "true");
   EXPECT_EQ(root["rows"]["max_size"].as<std::uint64_t>(), 10'000'000u);
   EXPECT_EQ(root["diagnosis"]["queue_gap_p95_seconds"].as<std::string>(), "100ms");
   EXPECT_EQ(root["prompts"]["block"]["text"].as<std::string>(), "Line one.\nLine two.");
@@ -106,6 +110,21 @@ TEST_F(Dump, RedactsCredentialKeysAndLoadedSecretsInsideTheBody) {
   EXPECT_EQ(body["user"].as<std::string>(), "visible-user");
   // A header whose name looks harmless still hides a loaded secret.
   EXPECT_EQ(YAML::Load(dump)["targets"][0]["headers"]["X-Copy"].as<std::string>(), "<secret>");
+}
+
+// The dumped metrics section reads back as the same settings, `native: false` too.
+TEST_F(Dump, NativeHistogramSettingsReadBack) {
+  const std::string rest =
+      "prompts: {p: {text: hi}}\ntargets: [{name: a, url: 'http://h', model: m}]\n";
+  for (const std::string metrics :
+       {"metrics: {native: {schema: -2, zero_threshold: 0.001, max_buckets: 12}, classic: false}\n",
+        "metrics: {native: false}\n"}) {
+    const Config c = parse(metrics + rest, "f.yaml", "");
+    YAML::Node metrics_only;
+    metrics_only["metrics"] = YAML::Load(dump_redacted(c))["metrics"];
+    const Config again = parse(YAML::Dump(metrics_only) + "\n" + rest, "dump.yaml", "");
+    EXPECT_EQ(again.metrics, c.metrics) << metrics;
+  }
 }
 
 TEST(SensitiveHeader, MatchesCredentialLikeNames) {

@@ -116,7 +116,7 @@ TEST(MaxSeries, TheDefaultLimitIsBlamedOnTargets) {
     yaml += "  - {name: t" + std::to_string(i) + ", url: 'http://h', model: m}\n";
   const std::string error = first_error(yaml);
   // 400 targets × (290 per series set + 7 per target) + 12 of the exporter
-  EXPECT_EQ(error.rfind("f.yaml:3:1: targets: the config implies 118,815 series", 0), 0u) << error;
+  EXPECT_EQ(error.rfind("f.yaml:3:1: targets: the config implies 124,815 series", 0), 0u) << error;
   EXPECT_NE(error.find("series, above metrics.max_series 100,000 (the default); "),
             std::string::npos)
       << error;
@@ -173,6 +173,46 @@ TEST(Labels, NameRules) {
   for (const char* own : {"__name__", "__x", "target", "model", "prompt", "phase", "reason",
                           "result", "shape", "api", "host", "le", "quantile", "job", "instance"})
     EXPECT_NE(detail::check_label_name(own, reserved), std::nullopt) << own;
+}
+
+TEST(MetricsSection, NativeHistogramsAreOnBesideClassicBucketsByDefault) {
+  const Config c = parsed(kPrompts + kTarget);
+  ASSERT_TRUE(c.metrics.native.has_value());
+  EXPECT_EQ(c.metrics.native->schema, 3);
+  EXPECT_EQ(c.metrics.native->zero_threshold, 1e-5);
+  EXPECT_EQ(c.metrics.native->max_buckets, 160u);
+  EXPECT_TRUE(c.metrics.classic);
+  EXPECT_EQ(c.buckets.tokens_per_chunk,
+            (std::vector<double>{1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64}));
+}
+
+TEST(MetricsSection, NativeSettingsFalseTrueAndNativeOnly) {
+  const Config tuned = parsed(
+      "metrics:\n  native: {schema: -1, zero_threshold: 0, max_buckets: 20}\n  classic: false\n" +
+      kPrompts + kTarget);
+  ASSERT_TRUE(tuned.metrics.native.has_value());
+  EXPECT_EQ(tuned.metrics.native->schema, -1);
+  EXPECT_EQ(tuned.metrics.native->zero_threshold, 0.0);
+  EXPECT_EQ(tuned.metrics.native->max_buckets, 20u);
+  EXPECT_FALSE(tuned.metrics.classic);
+  // Unset keys keep their defaults.
+  const Config partial = parsed("metrics:\n  native: {schema: 8}\n" + kPrompts + kTarget);
+  EXPECT_EQ(partial.metrics.native->schema, 8);
+  EXPECT_EQ(partial.metrics.native->max_buckets, 160u);
+  EXPECT_FALSE(parsed("metrics: {native: false}\n" + kPrompts + kTarget).metrics.native);
+  EXPECT_EQ(parsed("metrics: {native: true}\n" + kPrompts + kTarget).metrics.native,
+            histogram::ExponentialSettings{});
+}
+
+TEST(MetricsSection, SchemaBoundsAreThoseOfPrometheus) {
+  for (int schema : {-4, 0, 8})
+    EXPECT_EQ(first_error("metrics: {native: {schema: " + std::to_string(schema) + "}}\n" +
+                          kPrompts + kTarget),
+              "")
+        << schema;
+  EXPECT_NE(first_error("metrics: {native: {schema: -5}}\n" + kPrompts + kTarget)
+                .find("must be between -4 and 8"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -727,9 +727,9 @@ TEST_F(MetricsTest, RenderOfTenTargetsByThreePromptsIsWellFormed) {
       ++samples;
     }
   }
-  // 26 + row_write_errors_total + config_reloads_total + target_info + 3 alert thresholds
+  // 27 + row_write_errors_total + config_reloads_total + target_info + 3 alert thresholds
   // + shard index and count + otlp_dropped_total + 6 process_*
-  EXPECT_EQ(families.size(), 43u);
+  EXPECT_EQ(families.size(), 44u);
   auto e = parse_exposition(text);
   EXPECT_TRUE(e.bad_lines.empty());
   EXPECT_EQ(e.samples.size(), samples);

@@ -119,15 +119,15 @@ config::SeriesCount per_target_prompt(const config::Config& base) {
 
 TEST(SeriesCount, FiguresPerTargetAndPrompt) {
   config::Config c;
-  // Series set 284: histograms 252 (phases 6 × 17 = 102), counters 25,
-  // gauges 7 (diagnosis 5); per target 7 (stall threshold, alert ttft/worst gap/stall share,
-  // target info, backoffs, unexpected content type). Finish reasons add up to 6.
-  EXPECT_EQ(per_target_prompt(c).at_start, 291u);
-  EXPECT_EQ(per_target_prompt(c).at_most, 297u);
+  // Series set 299: histograms 267 (phases 6 × 17 = 102, tokens per chunk
+  // 12 + 3), counters 25, gauges 7 (diagnosis 5); per target 7 (stall threshold, alert ttft/worst
+  // gap/stall share, target info, backoffs, unexpected content type). Finish reasons add up to 6.
+  EXPECT_EQ(per_target_prompt(c).at_start, 306u);
+  EXPECT_EQ(per_target_prompt(c).at_most, 312u);
   c.metrics.phases = config::PhaseSeries::sum_count;  // 6 × 3 instead of 6 × 17
-  EXPECT_EQ(per_target_prompt(c).at_most, 213u);
+  EXPECT_EQ(per_target_prompt(c).at_most, 228u);
   c.metrics.phases = config::PhaseSeries::off;
-  EXPECT_EQ(per_target_prompt(c).at_most, 195u);
+  EXPECT_EQ(per_target_prompt(c).at_most, 210u);
   c.metrics.phases = config::PhaseSeries::histogram;
   // The exporter's own: reload gauges, reloads by result (2), row write errors,
   // build info, shard index and count, OTLP drops, process_*.
@@ -137,7 +137,7 @@ TEST(SeriesCount, FiguresPerTargetAndPrompt) {
   // per_prompt: false: a target costs one set however many prompts it has.
   c.metrics.per_prompt = false;
   c.targets = {make_target("t", "m", {"a", "b", "c"})};
-  EXPECT_EQ(config::series_count(c).at_most, 297u + 9u + kProcessSeries);
+  EXPECT_EQ(config::series_count(c).at_most, 312u + 9u + kProcessSeries);
 }
 
 TEST(SeriesCount, ThousandsAreGrouped) {

@@ -208,3 +208,28 @@ TEST(LandingPage, TheDiagnosisShowsThreeStates) {
 
 }  // namespace
 }  // namespace lse::server
+
+namespace lse::server {
+namespace {
+
+// "probe now" per target and prompt: the debug timeline of GET /probe,
+// names URL-encoded in the query and the whole href HTML-escaped.
+TEST(LandingPage, ProbeNowLinksPerPromptEncodedAndEscaped) {
+  TargetStatus t;
+  t.name = "a&b <x>";
+  t.prompts = {"short", "lo ng"};
+  t.interval_seconds = 60;
+  const std::string page = render_landing_page({t}, {}, 1700000000);
+  EXPECT_NE(page.find("probe now: <a class=\"probe-now\" "
+                      "href=\"probe?target=a%26b%20%3Cx%3E&amp;prompt=short&amp;debug=true\""),
+            std::string::npos)
+      << page;
+  EXPECT_NE(page.find("href=\"probe?target=a%26b%20%3Cx%3E&amp;prompt=lo%20ng&amp;debug=true\""),
+            std::string::npos)
+      << page;
+  EXPECT_EQ(count(page, "class=\"probe-now\""), 2u);
+  EXPECT_EQ(page.find("<x>"), std::string::npos) << "unescaped name";
+}
+
+}  // namespace
+}  // namespace lse::server

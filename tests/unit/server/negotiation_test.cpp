@@ -28,6 +28,36 @@ TEST(ChooseExposition, WhatScrapersSend) {
   EXPECT_EQ(choose_exposition("Application/OpenMetrics-Text"), Exposition::openmetrics);
 }
 
+TEST(ChooseExposition, ProtobufForAScraperThatAsksForNativeHistograms) {
+  // Prometheus 2.42 with --enable-feature=native-histograms.
+  EXPECT_EQ(choose_exposition("application/vnd.google.protobuf;proto=io.prometheus.client."
+                              "MetricFamily;encoding=delimited,application/openmetrics-text;"
+                              "version=1.0.0;q=0.8,application/openmetrics-text;version=0.0.1;"
+                              "q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1"),
+            Exposition::protobuf);
+  // Prometheus 3 with scrape_native_histograms: true (PrometheusProto first).
+  EXPECT_EQ(choose_exposition("application/vnd.google.protobuf;proto=io.prometheus.client."
+                              "MetricFamily;encoding=delimited;q=0.5,application/openmetrics-"
+                              "text;version=1.0.0;escaping=allow-utf-8;q=0.4,text/plain;"
+                              "version=0.0.4;q=0.2,*/*;q=0.1"),
+            Exposition::protobuf);
+  // With spaces, as the content type is written.
+  EXPECT_EQ(choose_exposition(metrics::kProtobufContentType), Exposition::protobuf);
+  // Another encoding or message type, a wildcard, or a lower weight: not protobuf.
+  EXPECT_EQ(choose_exposition("application/vnd.google.protobuf;proto=io.prometheus.client."
+                              "MetricFamily;encoding=text"),
+            Exposition::text);
+  EXPECT_EQ(choose_exposition("application/vnd.google.protobuf;encoding=delimited"),
+            Exposition::text);
+  EXPECT_EQ(choose_exposition("application/*"), Exposition::openmetrics);
+  EXPECT_EQ(choose_exposition("application/vnd.google.protobuf;proto=io.prometheus.client."
+                              "MetricFamily;encoding=delimited;q=0.2,text/plain;q=0.5"),
+            Exposition::text);
+  EXPECT_EQ(choose_exposition("application/vnd.google.protobuf;proto=io.prometheus.client."
+                              "MetricFamily;encoding=delimited;q=0"),
+            Exposition::text);
+}
+
 TEST(ChooseExposition, HighestWeightWinsWhateverTheOrder) {
   // The issue's case: listed second, but weighed ten times lower.
   EXPECT_EQ(choose_exposition("text/plain;q=1, application/openmetrics-text;q=0.1"),

@@ -21,6 +21,7 @@
 #include <utility>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -382,6 +383,42 @@ TEST_P(ServiceReload, AScrapeAboveMaxScrapeBytesIsRefusedWithTheReason) {
   ASSERT_TRUE(svc->reload().ok);
   EXPECT_EQ(value_of(scrape(), kReloadOk, {}), 1.0);
   EXPECT_EQ(http_get(svc->port(), "/metrics").rfind("HTTP/1.1 200 ", 0), 0u);
+}
+
+}  // namespace
+}  // namespace lse::service
+
+namespace lse::service {
+namespace {
+
+// GET /probe?target= through the whole service, on whichever lane the
+// target is bound to: the probe of a closed port fails `connect` and says
+// so, and the schedule's counters and rows do not see it.
+TEST_P(ServiceReload, OnDemandProbeAnswersAndLeavesTheScheduleAlone) {
+  const std::map<std::string, std::string> alpha = {
+      {"target", "alpha"}, {"model", "m"}, {"prompt", "short"}, {"result", "failure"}};
+  const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(8);
+  while (value_of(scrape(), "llm_stream_probes_total", alpha).value_or(0) < 1 &&
+         std::chrono::steady_clock::now() < limit)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const double scheduled = value_of(scrape(), "llm_stream_probes_total", alpha).value_or(-1);
+  ASSERT_EQ(scheduled, 1);
+  const std::size_t rows = svc->rows().latest("alpha", 100).size();
+
+  const std::string answer = http_get(svc->port(), "/probe?target=alpha");
+  EXPECT_EQ(answer.rfind("HTTP/1.1 200", 0), 0u) << answer;
+  EXPECT_NE(answer.find("\nprobe_success 0\n"), std::string::npos) << answer;
+  EXPECT_NE(answer.find("\nprobe_failure_reason{reason=\"connect\"} 1\n"), std::string::npos)
+      << answer;
+  EXPECT_NE(answer.find("probe_info{target=\"alpha\",prompt=\"short\",model=\"m\""),
+            std::string::npos)
+      << answer;
+
+  const std::string unknown = http_get(svc->port(), "/probe?target=beta");
+  EXPECT_EQ(unknown.rfind("HTTP/1.1 400", 0), 0u) << unknown;
+
+  EXPECT_EQ(value_of(scrape(), "llm_stream_probes_total", alpha).value_or(-1), scheduled);
+  EXPECT_EQ(svc->rows().latest("alpha", 100).size(), rows);
 }
 
 }  // namespace

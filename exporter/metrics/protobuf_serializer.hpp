@@ -1,0 +1,23 @@
+// The Prometheus protobuf exposition: length-delimited
+// io.prometheus.client.MetricFamily messages (proto/prometheus/metrics.proto),
+// the format Prometheus asks for to scrape native histograms. Pure: families
+// and notes in, bytes out.
+#pragma once
+#include <prometheus/metric_family.h>
+
+#include <string>
+#include <vector>
+
+#include "metrics/serializer.hpp"
+
+namespace lse::metrics {
+
+// Appends one delimited MetricFamily per family to `out`. Histograms carry
+// their classic buckets (unless `classic` is false) and, where `notes` gives
+// one, the native histogram in the same message; counters and histograms
+// their created_timestamp; buckets and native histograms their exemplars
+// {probe_id}. `notes` may be empty.
+void append_protobuf(std::string& out, const std::vector<prometheus::MetricFamily>& families,
+                     const NotesLookup& notes, bool classic = true);
+
+}  // namespace lse::metrics
