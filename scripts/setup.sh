@@ -14,7 +14,7 @@ TEST_PKGS=(
   lintian systemd init-system-helpers python3-seccomp   # the .deb check (tests/deploy/check_deb.py)
   clang-format clang-tidy universal-ctags apache2-utils
   clang-14 libclang-rt-14-dev
-  python3 python3-yaml python3-jsonschema curl procps
+  python3 python3-yaml python3-jsonschema python3-protobuf curl procps  # python3-protobuf: the OTLP receiver of tests/integration/test_otlp.py
   nginx-light prometheus prometheus-alertmanager haproxy squid logrotate iproute2
   golang-go golang-github-masterminds-sprig-dev golang-gopkg-yaml.v2-dev
   chromium

@@ -268,6 +268,9 @@ struct Target {
   std::size_t max_event_bytes = 1 << 20;
   // Extra labels on every series of the target (`labels:`), by name.
   std::map<std::string, std::string> labels;
+  // gen_ai.provider.name of the target's OTLP metrics (`provider:`); empty:
+  // derived from the API dialect and the URL's host (otlp/attributes.hpp).
+  std::string provider;
   SourceLine line;  // where the target was defined
 
   bool operator==(const Target&) const = default;
@@ -330,6 +333,34 @@ struct ProbeEndpointOptions {
   bool operator==(const ProbeEndpointOptions&) const = default;
 };
 
+// The optional OTLP/HTTP push of the measurements (`otlp:`, docs/otlp.md).
+// The OTEL_EXPORTER_OTLP_* and OTEL_RESOURCE_ATTRIBUTES variables are read
+// at load and fill what the section leaves out.
+struct OtlpOptions {
+  enum class Protocol { http_protobuf, http_json };
+  enum class Temporality { cumulative, delta };
+  // The URL every export is POSTed to: `endpoint:` (or
+  // OTEL_EXPORTER_OTLP_ENDPOINT) with /v1/metrics appended, or
+  // OTEL_EXPORTER_OTLP_METRICS_ENDPOINT as it is.
+  std::string endpoint;
+  std::string endpoint_source;  // "config", or the variable it came from
+  std::vector<std::pair<std::string, std::string>> headers;
+  // Lower-case names of headers whose value came from env:, file: or
+  // OTEL_EXPORTER_OTLP_HEADERS: never shown, whatever the name.
+  std::vector<std::string> secret_headers;
+  Duration interval = std::chrono::seconds(60);
+  Duration timeout = std::chrono::seconds(10);
+  Protocol protocol = Protocol::http_protobuf;
+  Temporality temporality = Temporality::cumulative;
+  bool gzip = false;           // compression: gzip
+  std::string ca_file;         // https: trust this CA instead of the system's
+  std::size_t max_queue = 16;  // export batches waiting; the oldest is dropped beyond
+  // OTEL_RESOURCE_ATTRIBUTES and `resource:` (which wins), in order.
+  std::vector<std::pair<std::string, std::string>> resource;
+
+  bool operator==(const OtlpOptions&) const = default;
+};
+
 struct Config {
   std::string source_file;
   std::string listen = ":9687";
@@ -343,7 +374,8 @@ struct Config {
   DiagnosisThresholds diagnosis;
   Web web;
   ProbeEndpointOptions probe_endpoint;
-  Findings findings;  // warnings and skipped checks of the file (compares equal)
+  std::optional<OtlpOptions> otlp;  // no section: no push
+  Findings findings;                // warnings and skipped checks of the file (compares equal)
 
   bool operator==(const Config&) const = default;
 };
@@ -354,6 +386,12 @@ struct Config {
 Config load_file(const std::string& path, const LoadOptions& options = {});
 Config parse(const std::string& yaml_text, const std::string& file_name,
              const std::string& base_dir, const LoadOptions& options = {});
+
+// "k1=v1,k2=v2" as OTEL_EXPORTER_OTLP_HEADERS and OTEL_RESOURCE_ATTRIBUTES
+// write it: items trimmed, keys and values %-decoded, empty items skipped;
+// nullopt when an item has no '=' or no key. "" gives an empty list.
+std::optional<std::vector<std::pair<std::string, std::string>>> parse_otel_key_values(
+    std::string_view text);
 
 // How many series /metrics holds for a config (the families of
 // metrics/families.hpp, the process_* series included): `at_start` right

@@ -258,6 +258,10 @@ void emit_transport(YAML::Emitter& out, const Target& t, const Secrets& secrets)
 void emit_target(YAML::Emitter& out, const Target& t, const Secrets& secrets) {
   out << YAML::BeginMap;
   emit_request(out, t);
+  if (!t.provider.empty()) {
+    emit_key(out, "provider");
+    emit_string(out, t.provider);
+  }
   emit_credentials(out, t, secrets);
   emit_transport(out, t, secrets);
   if (!t.labels.empty()) {
@@ -386,6 +390,52 @@ void emit_probe_endpoint(YAML::Emitter& out, const ProbeEndpointOptions& pe) {
   out << YAML::EndMap;
 }
 
+// `otlp:` with every header value that is a credential (by name, or read
+// from env:, file: or OTEL_EXPORTER_OTLP_HEADERS) shown as <secret>, and
+// the endpoint without userinfo or query.
+void emit_otlp(YAML::Emitter& out, const OtlpOptions& o) {
+  out << YAML::Key << "otlp" << YAML::Value << YAML::BeginMap;
+  emit_key(out, "endpoint");
+  emit_string(out, shown_url(o.endpoint));
+  emit_key(out, "endpoint_source");
+  emit_string(out, o.endpoint_source);
+  if (!o.headers.empty()) {
+    out << YAML::Key << "headers" << YAML::Value << YAML::BeginMap;
+    for (const auto& [name, value] : o.headers) {
+      emit_key(out, name);
+      const bool loaded = std::find(o.secret_headers.begin(), o.secret_headers.end(),
+                                    text::to_lower(name)) != o.secret_headers.end();
+      if (loaded || is_sensitive_header(name)) {
+        out << kRedacted;
+      } else {
+        emit_string(out, value);
+      }
+    }
+    out << YAML::EndMap;
+  }
+  emit_duration(out, "interval", o.interval);
+  emit_duration(out, "timeout", o.timeout);
+  out << YAML::Key << "protocol" << YAML::Value
+      << (o.protocol == OtlpOptions::Protocol::http_json ? "http/json" : "http/protobuf");
+  out << YAML::Key << "temporality" << YAML::Value
+      << (o.temporality == OtlpOptions::Temporality::delta ? "delta" : "cumulative");
+  out << YAML::Key << "compression" << YAML::Value << (o.gzip ? "gzip" : "none");
+  if (!o.ca_file.empty()) {
+    emit_key(out, "ca_file");
+    emit_string(out, o.ca_file);
+  }
+  out << YAML::Key << "max_queue" << YAML::Value << static_cast<std::uint64_t>(o.max_queue);
+  if (!o.resource.empty()) {
+    out << YAML::Key << "resource" << YAML::Value << YAML::BeginMap;
+    for (const auto& [key, value] : o.resource) {
+      emit_key(out, key);
+      emit_string(out, value);
+    }
+    out << YAML::EndMap;
+  }
+  out << YAML::EndMap;
+}
+
 }  // namespace
 
 // A body key that names a credential: key, token, secret, password, in any
@@ -440,6 +490,7 @@ std::string dump_redacted(const Config& config) {
   emit_diagnosis(out, config.diagnosis);
   emit_web(out, config.web);
   emit_probe_endpoint(out, config.probe_endpoint);
+  if (config.otlp) emit_otlp(out, *config.otlp);
   out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
 }

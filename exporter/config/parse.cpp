@@ -305,13 +305,14 @@ Config parse_document(Reader& r, const std::string& yaml_text) {
   detail::check_structure(r, root);
   Fields top(r, Item{root, root.Mark(), ""}, "",
              {"listen", "min_interval", "defaults", "prompts", "targets", "metrics", "buckets",
-              "rows", "diagnosis", "limits", "web", "probe_endpoint"},
+              "rows", "diagnosis", "limits", "web", "probe_endpoint", "otlp"},
              "");
   Config config;
   detail::Context ctx;
   parse_top_level(r, top, root, config, ctx);
   if (auto limits = top.get("limits")) r.attempt([&] { config.limits = parse_limits(r, *limits); });
   r.set_limits(config.limits);
+  if (auto otlp = top.get("otlp")) r.attempt([&] { config.otlp = detail::parse_otlp(r, *otlp); });
   const std::size_t errors_before_prompts = r.error_count();
   r.attempt([&] { config.prompts = parse_prompts(r, top.get("prompts"), root); });
   ctx.prompts = config.prompts;

@@ -51,4 +51,12 @@ void check_max_series(const Reader& r, const Fields& top, const Config& config, 
 // `probe_endpoint:` (probe_endpoint.cpp).
 ProbeEndpointOptions parse_probe_endpoint(const Reader& r, const Item& item);
 
+// A header's value as `headers:` takes it: text, or `{env: NAME}` /
+// `{file: path}` read like an API key (then `secret` is set).
+std::string header_text_or_secret(const Reader& r, const Item& value, bool& secret);
+
+// `otlp:` (otlp_section.cpp), with the OTEL_* variables the OTLP exporter
+// specification names filling what the section leaves out.
+OtlpOptions parse_otlp(const Reader& r, const Item& item);
+
 }  // namespace lse::config::detail

@@ -33,8 +33,8 @@ const std::vector<std::string_view> kSettingKeys = {
     "headers",    "include_usage", "max_event_bytes", "proxy_from_environment", "tls",
     "labels",     "alert"};
 
-const std::vector<std::string_view> kTargetOnlyKeys = {"name", "url",     "api",       "model",
-                                                       "auth", "prompts", "proxy_url", "body"};
+const std::vector<std::string_view> kTargetOnlyKeys = {
+    "name", "url", "api", "model", "auth", "prompts", "proxy_url", "body", "provider"};
 
 std::vector<std::string_view> target_keys() {
   std::vector<std::string_view> keys = kTargetOnlyKeys;
@@ -493,6 +493,8 @@ void apply_target_key(const Reader& r, Target& t, const Fields::Entry& e, const 
     t.proxy_url = url.value;
   } else if (e.key == "body") {
     t.body = yaml_to_json_object(r, v);
+  } else if (e.key == "provider") {
+    t.provider = r.nonempty_string(v);  // gen_ai.provider.name of its OTLP metrics
   }
 }
 
@@ -597,6 +599,10 @@ std::vector<Target> parse_targets(const Reader& reader, const Item& targets, con
     });
   }
   return out;
+}
+
+std::string header_text_or_secret(const Reader& r, const Item& value, bool& secret) {
+  return header_value(r, value, secret);
 }
 
 }  // namespace lse::config::detail

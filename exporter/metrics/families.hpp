@@ -63,6 +63,7 @@ enum class F : std::size_t {
   build_info,
   shard_index,
   shard_count,
+  otlp_dropped,
 };
 
 enum class Type { histogram, counter, gauge };
@@ -303,6 +304,10 @@ inline constexpr FamilySpec kFamilies[] = {
      "How many shards the config's targets are split into (--shard.count); 1 when not sharded. "
      "Replicas of one job that disagree drop or double targets (LLMStreamShardingMismatch).",
      Scope::exporter},
+    {F::otlp_dropped, Type::counter, "llm_stream_otlp_dropped_total",
+     "OTLP data points dropped: their batch found the export queue full, was refused, or still "
+     "failed after its retries (docs/otlp.md).",
+     Scope::exporter},
 };
 
 constexpr const FamilySpec& spec_of(F f) { return kFamilies[static_cast<std::size_t>(f)]; }
@@ -323,7 +328,7 @@ constexpr bool histograms_first() {
 }
 }  // namespace detail
 static_assert(detail::rows_in_id_order(), "kFamilies rows must follow the order of F");
-static_assert(std::size(kFamilies) == static_cast<std::size_t>(F::shard_count) + 1);
+static_assert(std::size(kFamilies) == static_cast<std::size_t>(F::otlp_dropped) + 1);
 static_assert(detail::histograms_first(), "the histogram rows come first");
 
 // Label names a target's `labels:` may not use, sorted: every label a family

@@ -30,7 +30,8 @@ ExporterSeries::ExporterSeries(const FamilySet& families, const BuildInfo& build
       reload_timestamp(families.gauge(F::reload_timestamp).Add({})),
       reloads_ok(families.counter(F::reloads).Add({{"result", "success"}})),
       reloads_failed(families.counter(F::reloads).Add({{"result", "failure"}})),
-      row_write_errors(families.counter(F::row_write_errors).Add({})) {
+      row_write_errors(families.counter(F::row_write_errors).Add({})),
+      otlp_dropped(families.counter(F::otlp_dropped).Add({})) {
   families.gauge(F::build_info)
       .Add({{"version", build.version}, {"revision", build.revision}})
       .Set(1);

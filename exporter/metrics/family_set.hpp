@@ -65,6 +65,7 @@ struct ExporterSeries {
   Counter& reloads_ok;
   Counter& reloads_failed;
   Counter& row_write_errors;
+  Counter& otlp_dropped;
   double created = wall_clock::unix_now();  // of the counters
 
   ExporterSeries(const FamilySet& families, const BuildInfo& build);

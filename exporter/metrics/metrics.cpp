@@ -318,7 +318,7 @@ struct Metrics::Impl {
   // `_created` of every counter and histogram, exemplars of the three
   // histograms that carry them.
   void notes_of(F f, const prometheus::ClientMetric& m, SeriesNotes& notes) const {
-    if (f == F::row_write_errors || f == F::reloads) {
+    if (f == F::row_write_errors || f == F::reloads || f == F::otlp_dropped) {
       notes.created = exporter.created;
       return;
     }
@@ -417,6 +417,10 @@ void Metrics::count_reload(bool ok) {
 }
 
 void Metrics::count_row_write_error() { impl_->exporter.row_write_errors.Increment(); }
+
+void Metrics::count_otlp_dropped(std::uint64_t data_points) {
+  impl_->exporter.otlp_dropped.Increment(static_cast<double>(data_points));
+}
 
 std::string Metrics::render() const { return render(Exposition::text); }
 

@@ -64,6 +64,9 @@ class Metrics {
   // One failed rows-file operation: llm_stream_row_write_errors_total.
   void count_row_write_error();
 
+  // OTLP data points dropped (otlp/pipeline.hpp): llm_stream_otlp_dropped_total.
+  void count_otlp_dropped(std::uint64_t data_points);
+
   // llm_stream_exporter_config_last_reload_successful (1/0) and, when ok,
   // the success timestamp: at startup and after every reload attempt.
   void set_reload_result(bool ok, double unix_seconds);

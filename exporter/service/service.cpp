@@ -22,6 +22,7 @@
 #include "log/log.hpp"
 #include "metrics/scrape_budget.hpp"
 #include "net/proxy_env.hpp"
+#include "otlp/pipeline.hpp"
 #include "probe/probe_loop.hpp"
 #include "schedule/lanes.hpp"
 #include "schedule/scheduler.hpp"
@@ -169,6 +170,22 @@ void log_empty_share(const shard::Shard& shard, const config::Config& cfg, bool 
             {{"shard_index", shard.index}, {"shard_count", shard.count}});
 }
 
+// The OTLP push of a config with an `otlp:` section (not started), fed the
+// config's targets; null without one.
+// `running`: the pipeline it replaces, whose series it goes on with.
+std::shared_ptr<otlp::Pipeline> otlp_pipeline(const config::Config& cfg, const Identity& identity,
+                                              metrics::Metrics& metrics,
+                                              const otlp::Pipeline* running = nullptr) {
+  if (!cfg.otlp) return nullptr;
+  auto p = std::make_shared<otlp::Pipeline>(
+      *cfg.otlp, otlp::resource_attributes(*cfg.otlp, identity.build.version, identity.host_label),
+      identity.build.version, [&metrics](std::uint64_t n) { metrics.count_otlp_dropped(n); },
+      running ? running->aggregation() : nullptr);
+  // A carried aggregation learns the new targets when the reload commits.
+  if (!running) p->set_targets(cfg);
+  return p;
+}
+
 }  // namespace
 
 struct Service::Impl {
@@ -203,6 +220,13 @@ struct Service::Impl {
 
   std::string ignored_proxy_variables;  // what log_ignored_proxy_variables last saw
 
+  // The OTLP push (otlp/pipeline.hpp), null without `otlp:`. Probe threads
+  // take a reference under the mutex; a reload swaps it.
+  const Identity identity;
+  mutable std::mutex otlp_mutex;
+  std::shared_ptr<otlp::Pipeline> otlp;
+  std::shared_ptr<otlp::Pipeline> otlp_next;  // built by a reload, swapped in once it commits
+
   std::atomic<bool> ready{false};
   bool stopped = false;
   // --web.listen-address was given: it wins over the config's `listen:`.
@@ -218,6 +242,7 @@ struct Service::Impl {
         current(std::move(initial)),
         metrics(exporter_info(identity, shard)),
         rows(current->rows.ring, current->rows),
+        identity(identity),
         listen_from_flag(!http_options.listen_address.empty()),
         listen_address(listen_from_flag ? http_options.listen_address : current->listen) {
     // First: a web config that does not load stops the set-up before
@@ -235,6 +260,7 @@ struct Service::Impl {
     ignored_proxy_variables = log_ignored_proxy_variables(*current, {});
     rows.on_write_error([this](const std::string& message) { write_errors(message); });
     metrics.apply_config(*current);
+    otlp = otlp_pipeline(*current, identity, metrics);
     metrics.set_reload_result(true, wall_clock::unix_now());
     const std::size_t n =
         probe_options.threads > 0
@@ -268,6 +294,12 @@ struct Service::Impl {
   void deliver(const probe::ProbeResult& r) {
     metrics.record(r);
     rows.add(r);
+    if (auto p = otlp_now()) p->record(r);
+  }
+
+  std::shared_ptr<otlp::Pipeline> otlp_now() const {
+    std::lock_guard lock(otlp_mutex);
+    return otlp;
   }
 
   config::Config lane_config(const config::Config& all, std::size_t k) const {
@@ -326,6 +358,7 @@ struct Service::Impl {
   // --- life cycle -------------------------------------------------------------
 
   void start() {
+    if (auto p = otlp_now()) p->start();
     start_probe_threads();
     try {
       http->start();
@@ -342,6 +375,8 @@ struct Service::Impl {
     ready = false;
     if (http) http->stop();
     stop_probe_threads();
+    // After the probes: their last results are in the final export.
+    if (auto p = otlp_now()) p->stop();
   }
 
   std::shared_ptr<const config::Config> snapshot() const {
@@ -365,6 +400,7 @@ struct Service::Impl {
       std::lock_guard lock(snapshot_mutex);
       current = next;
     }
+    switch_otlp(*next);
     metrics.set_reload_result(true, wall_clock::unix_now());
     metrics.count_reload(true);
     log::info("config reloaded", {{"targets", next->targets.size()}});
@@ -395,7 +431,29 @@ struct Service::Impl {
       tx.step([&] { http->set_limits(limits_of(next.web)); },
               [&] { http->set_limits(limits_of(prev.web)); });
     }
+    // A changed `otlp:` gets a pipeline of its own, built here (its CA file
+    // may not load) and swapped in by switch_otlp() once the reload commits.
+    if (!(next.otlp == prev.otlp)) {
+      tx.step([&] { otlp_next = otlp_pipeline(next, identity, metrics, otlp_now().get()); },
+              [&] { otlp_next.reset(); });
+    }
     tx.step([&] { move_listener(prev.listen, next.listen); }, [] {});
+  }
+
+  // The committed config's OTLP push: the pipeline switch_parts built for a
+  // changed `otlp:` replaces the running one (which sends its last batch as
+  // it stops; the new one goes on with its series when the temporality is
+  // the same), and learns the new targets.
+  void switch_otlp(const config::Config& next) {
+    std::shared_ptr<otlp::Pipeline> old;
+    const bool changed = otlp_next != nullptr || (!next.otlp && otlp_now());
+    if (changed) {
+      if (otlp_next && ready) otlp_next->start();
+      std::lock_guard lock(otlp_mutex);
+      old = std::exchange(otlp, std::exchange(otlp_next, nullptr));
+    }
+    if (auto p = otlp_now()) p->set_targets(next);
+    if (old) old->stop();
   }
 
   // `listen:` changed: the server binds the new address, then closes the

@@ -75,7 +75,7 @@ SCOPE_LABELS = ("cluster", "job", "instance")
 # target but no prompt label; every other metric is per probe series.
 EXPORTER_LEVEL = {"llm_stream_shard_index", "llm_stream_shards", "llm_stream_exporter_build_info", "llm_stream_exporter_config_last_reload_successful",
                   "llm_stream_exporter_config_last_reload_success_timestamp_seconds",
-                  "llm_stream_row_write_errors_total",
+                  "llm_stream_row_write_errors_total", "llm_stream_otlp_dropped_total",
                   "llm_stream_exporter_config_reloads_total"} | PROMETHEUS_SERIES
 TARGET_LEVEL = {"llm_stream_stall_threshold_seconds", "llm_stream_target_info", "llm_stream_backoffs_total",
                 "llm_stream_unexpected_content_type_total",

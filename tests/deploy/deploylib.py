@@ -43,6 +43,7 @@ COUNTERS = {
     "llm_stream_finish_reasons_total",
     "llm_stream_warmup_probes_total",
     "llm_stream_row_write_errors_total",
+    "llm_stream_otlp_dropped_total",  # OTLP data points dropped (docs/otlp.md)
     "llm_stream_backoffs_total",  # {target}: rounds postponed by Retry-After
     "llm_stream_unexpected_content_type_total",  # {target}: streams under another Content-Type
     "llm_stream_exporter_config_reloads_total",  # {result}: reload attempts

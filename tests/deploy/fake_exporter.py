@@ -297,6 +297,7 @@ class Fake:
         out.append("llm_stream_exporter_config_last_reload_successful 1")
         out.append(f"llm_stream_exporter_config_last_reload_success_timestamp_seconds {time.time()}")
         out.append("llm_stream_row_write_errors_total 0")
+        out.append("llm_stream_otlp_dropped_total 0")
         out.append("llm_stream_shard_index 0")  # not sharded
         out.append("llm_stream_shards 1")
         for result in ("success", "failure"):

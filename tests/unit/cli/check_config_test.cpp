@@ -66,12 +66,12 @@ TEST(CheckConfig, SummaryLineSaysOneTargetNotOneTargetsAndCountsEverySeries) {
   // One series set (299 + 6 finish reasons), 7 per target, 6 of the
   // exporter's own and 6 process_*; finish reasons appear on first sight.
   EXPECT_EQ(summary_line("f.yaml", c),
-            "f.yaml: ok (1 target, 1 prompt, 320 series at start, at most 326)");
+            "f.yaml: ok (1 target, 1 prompt, 321 series at start, at most 327)");
   c.prompts["q"] = {"q", "ho", "inline"};
   c.targets.push_back(c.targets[0]);
   c.targets[1].prompts = {"p", "q"};
   EXPECT_EQ(summary_line("f.yaml", c),
-            "f.yaml: ok (2 targets, 2 prompts, 925 series at start, at most 943)");
+            "f.yaml: ok (2 targets, 2 prompts, 926 series at start, at most 944)");
   // The number is config::series_count's: the metrics section moves it.
   c.metrics.per_prompt = false;
   c.metrics.phases = config::PhaseSeries::off;
@@ -88,7 +88,7 @@ TEST(CheckConfig, SummaryLineSaysOneTargetNotOneTargetsAndCountsEverySeries) {
   EXPECT_LT(config::series_count(native_only).at_most, config::series_count(c).at_start);
   for (int i = 0; i < 10; ++i) c.targets.push_back(c.targets[0]);
   EXPECT_EQ(summary_line("f.yaml", c),
-            "f.yaml: ok (12 targets, 2 prompts, 2,462 series at start, at most 2,534)");
+            "f.yaml: ok (12 targets, 2 prompts, 2,463 series at start, at most 2,535)");
 }
 
 TEST(CheckConfigOptions, FileAndNoEnvCheckFromTheCommandLine) {
@@ -168,7 +168,7 @@ TEST(CheckConfig, WarningsGoToStderrAndDoNotFail) {
             0u)
       << c.err;
   EXPECT_EQ(
-      c.out.rfind(cfg.path() + ": ok (1 target, 1 prompt, 320 series at start, at most 326)\n", 0),
+      c.out.rfind(cfg.path() + ": ok (1 target, 1 prompt, 321 series at start, at most 327)\n", 0),
       0u)
       << c.out;
 }
@@ -183,7 +183,7 @@ TEST(CheckConfig, SaysWhereEachPromptCameFrom) {
   const Checked c = check(built_in.path());
   ASSERT_EQ(c.exit_code, 0) << c.err;
   EXPECT_EQ(c.out, built_in.path() +
-                       ": ok (1 target, 3 prompts, 918 series at start, at most 936)\n"
+                       ": ok (1 target, 3 prompts, 919 series at start, at most 937)\n"
                        "  a: openai-chat POST http://h/chat/completions, model m, "
                        "no key\n"
                        "  prompt long: file " +
@@ -304,11 +304,11 @@ TEST(CheckConfig, ShardCountShowsEachTargetsShardAndEachShardsSize) {
             std::string::npos)
       << text;
   // Each shard: one target's series plus the exporter's own, as
-  // metrics.max_series counts them in that replica (326 = 312 + 14).
+  // metrics.max_series counts them in that replica (327 = 312 + 15).
   EXPECT_NE(
       text.find(
-          "shard 0 of 2: 1 target, 320 series at start, at most 326\nshard 1 of 2: 1 target, 320 "
-          "series at start, at most 326\n"),
+          "shard 0 of 2: 1 target, 321 series at start, at most 327\nshard 1 of 2: 1 target, 321 "
+          "series at start, at most 327\n"),
       std::string::npos)
       << text;
   const Checked plain = check(cfg.path());

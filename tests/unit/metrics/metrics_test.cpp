@@ -711,6 +711,13 @@ TEST_F(MetricsTest, RowWriteErrorsCountFromZero) {
   EXPECT_EQ(value_of(scrape(), "llm_stream_row_write_errors_total", {}), 2.0);
 }
 
+TEST_F(MetricsTest, OtlpDropsCountDataPointsFromZero) {
+  EXPECT_EQ(value_of(scrape(), "llm_stream_otlp_dropped_total", {}), 0.0);
+  metrics.count_otlp_dropped(40);
+  metrics.count_otlp_dropped(2);
+  EXPECT_EQ(value_of(scrape(), "llm_stream_otlp_dropped_total", {}), 42.0);
+}
+
 TEST_F(MetricsTest, RenderOfTenTargetsByThreePromptsIsWellFormed) {
   std::vector<config::Target> targets;
   targets.reserve(10);
@@ -746,8 +753,8 @@ TEST_F(MetricsTest, RenderOfTenTargetsByThreePromptsIsWellFormed) {
     }
   }
   // 27 + row_write_errors_total + config_reloads_total + target_info + 3 alert thresholds
-  // + shard index and count + 6 process_*
-  EXPECT_EQ(families.size(), 43u);
+  // + shard index and count + otlp_dropped_total + 6 process_*
+  EXPECT_EQ(families.size(), 44u);
   auto e = parse_exposition(text);
   EXPECT_TRUE(e.bad_lines.empty());
   EXPECT_EQ(e.samples.size(), samples);

@@ -137,14 +137,14 @@ TEST(SeriesCount, FiguresPerTargetAndPrompt) {
   EXPECT_EQ(per_target_prompt(native_only).at_start, 38u);
   EXPECT_EQ(per_target_prompt(native_only).at_most, 38u + 15u + 6u);
   // The exporter's own: reload gauges, reloads by result (2), row write errors,
-  // build info, shard index and count, process_*.
+  // build info, shard index and count, OTLP drops, process_*.
   auto none = c;
-  EXPECT_EQ(config::series_count(none).at_most, 8u + kProcessSeries);
+  EXPECT_EQ(config::series_count(none).at_most, 9u + kProcessSeries);
 
   // per_prompt: false: a target costs one set however many prompts it has.
   c.metrics.per_prompt = false;
   c.targets = {make_target("t", "m", {"a", "b", "c"})};
-  EXPECT_EQ(config::series_count(c).at_most, 312u + 8u + kProcessSeries);
+  EXPECT_EQ(config::series_count(c).at_most, 312u + 9u + kProcessSeries);
 }
 
 TEST(SeriesCount, ThousandsAreGrouped) {
