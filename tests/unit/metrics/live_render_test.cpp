@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <map>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -185,6 +186,30 @@ TEST_F(LiveRenderTest, AFamilyFarLargerThanASliceGoesOutInSeveralPieces) {
   const auto live = decode(joined);
   EXPECT_EQ(comparable(live, true),
             comparable(decode(serialize(metrics.collect(), Exposition::protobuf)), false));
+}
+
+// The live series go out in a deterministic order: targets by name, then
+// prompts by name, then the family's own label in its table's order (the
+// collected path gave prometheus-cpp's hash order, different per config).
+TEST_F(LiveRenderTest, SeriesGoOutByTargetThenPromptThenRow) {
+  populate(12);
+  std::vector<std::string> seen;
+  std::istringstream lines(metrics.render(Exposition::text));
+  const std::regex failure(
+      R"re(^llm_stream_probe_failures_total\{model="m",prompt="(\w)",reason="(\w+)",target="(t\d+)"\})re");
+  for (std::string line; std::getline(lines, line);)
+    if (std::smatch m; std::regex_search(line, m, failure))
+      seen.push_back(m[3].str() + "/" + m[1].str() + "/" + m[2].str());
+  std::vector<std::string> expected;
+  std::vector<std::string> names;
+  names.reserve(12);
+  for (int i = 0; i < 12; ++i) names.push_back("t" + std::to_string(i));
+  std::sort(names.begin(), names.end());  // t0, t1, t10, t11, t2, ...
+  for (const auto& t : names)
+    for (const char* p : {"a", "b", "c"})
+      for (const auto reason : probe::kAllFailureReasons)
+        expected.push_back(t + "/" + p + "/" + std::string(probe::to_string(reason)));
+  EXPECT_EQ(seen, expected);
 }
 
 // A family without series (no target has a finish reason yet) is left out,
