@@ -35,14 +35,15 @@ class FamilySet {
  public:
   explicit FamilySet(prometheus::Registry& r);
 
-  // Each family, in the order Registry::Collect() gives them (its counters,
-  // then gauges, then histograms, each kind in registration order).
+  // Each family and its row, in the order Registry::Collect() gives them
+  // (its counters, then gauges, then histograms, each kind in registration
+  // order).
   template <class Fn>
   void each_in_registry_order(Fn&& fn) const {
     for (const Type kind : {Type::counter, Type::gauge, Type::histogram})
       for (std::size_t i = 0; i < all_.size(); ++i)
         if (kFamilies[i].type == kind)
-          std::visit([&](const auto* family) { fn(*family); }, all_[i]);
+          std::visit([&](const auto* family) { fn(kFamilies[i].id, *family); }, all_[i]);
   }
 
   Family<Histogram>& histogram(F f) const { return get<Histogram>(f); }

@@ -36,6 +36,7 @@
 #include "metrics/exemplars.hpp"
 #include "metrics/families.hpp"
 #include "metrics/family_set.hpp"
+#include "metrics/live_series.hpp"
 #include "metrics/recording.hpp"
 #include "metrics/serializer.hpp"
 #include "metrics/series.hpp"
@@ -48,6 +49,8 @@ namespace lse::metrics {
 
 // Where a render hands the text formats over inside a family.
 constexpr std::size_t kPieceBytes = std::size_t{1} << 20;
+// How many series a per-series family's slice collects before writing them.
+constexpr std::size_t kSliceSeries = 256;
 
 struct Metrics::Impl {
   std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
@@ -294,8 +297,12 @@ struct Metrics::Impl {
     auto notes = [&] {
       return format == Exposition::text ? NotesLookup{} : NotesLookup(NotesReader(*this));
     };
-    families.each_in_registry_order([&](const prometheus::Collectable& family) {
+    families.each_in_registry_order([&](F row, const prometheus::Collectable& family) {
       if (!more) return;
+      if (spec_of(row).scope != Scope::exporter) {
+        more = write_live(piece, format, row, notes(), boundary) && hand_over();
+        return;
+      }
       one.clear();  // let the last family go before collecting the next
       one = family.Collect();
       more = append_families(piece, format, one, notes(), classic, boundary) && hand_over();
@@ -305,6 +312,41 @@ struct Metrics::Impl {
     end_exposition(piece, format);
     largest_piece_bytes.store(std::max(largest, piece.size()), std::memory_order_relaxed);
     return hand_over();
+  }
+
+  // A per-series family read from the live series a slice of targets at a
+  // time (about kSliceSeries series): never the whole family collected. As
+  // Family::Collect(), a family without series writes nothing, not even its
+  // header (caller holds the read lock).
+  bool write_live(std::string& piece, Exposition format, F row, const NotesLookup& notes,
+                  const SeriesBoundary& boundary) const {
+    const FamilySpec& spec = spec_of(row);
+    prometheus::MetricFamily slice{spec.name, spec.help, prometheus_type(spec.type), {}};
+    slice.metric.reserve(kSliceSeries + 64);
+    std::optional<std::size_t> begun;
+    auto flush = [&] {
+      if (slice.metric.empty()) return true;
+      if (!begun) begun = begin_family(piece, format, slice);
+      const bool more = append_slice(piece, format, slice, notes, classic, boundary);
+      slice.metric.clear();
+      return more;
+    };
+    for (const auto& [name, t] : targets) {
+      collect_live(row, name, t, slice.metric);
+      if (slice.metric.size() >= kSliceSeries && !flush()) return false;
+    }
+    if (!flush()) return false;
+    if (begun) end_family(piece, format, *begun);
+    return true;
+  }
+
+  static prometheus::MetricType prometheus_type(Type t) {
+    switch (t) {
+      case Type::histogram: return prometheus::MetricType::Histogram;
+      case Type::counter: return prometheus::MetricType::Counter;
+      case Type::gauge: break;
+    }
+    return prometheus::MetricType::Gauge;
   }
 
   // --- OpenMetrics notes (caller holds the read lock) ------------------------

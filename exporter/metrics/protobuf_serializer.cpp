@@ -137,29 +137,43 @@ void set_metric(pb::Metric& out, const MetricFamily& f, const ClientMetric& m,
   }
 }
 
-// One family, straight into `out`: room for the longest length varint, the
-// header and the metrics, then the real length written in front and the
+}  // namespace
+
+// A varint of up to 2^35 - 1: the room kept for a family's length.
+constexpr std::size_t kLengthRoom = 5;
+
+// Room for the longest length varint, then the header; the metrics follow
+// and the real length is written in front by end_protobuf_family(), the
 // message moved up against it (no second buffer of the family's bytes).
-void append_family(std::string& out, const MetricFamily& f, const NotesLookup& lookup,
-                   SeriesNotes& notes, bool classic) {
-  constexpr std::size_t kLengthRoom = 5;  // a varint of up to 2^35 - 1
+std::size_t begin_protobuf_family(std::string& out, const MetricFamily& family) {
   const std::size_t start = out.size();
   out.append(kLengthRoom, '\0');
   pb::MetricFamily header;
-  header.set_name(f.name);
-  if (!f.help.empty()) header.set_help(f.help);
-  header.set_type(proto_type(f.type));
+  header.set_name(family.name);
+  if (!family.help.empty()) header.set_help(family.help);
+  header.set_type(proto_type(family.type));
   header.AppendToString(&out);
+  return start;
+}
+
+void append_protobuf_metrics(std::string& out, const MetricFamily& slice, const NotesLookup& lookup,
+                             bool classic) {
+  SeriesNotes notes;
+  notes.want_native = true;
   pb::Metric metric;
-  for (const auto& m : f.metric) {
+  const bool noted = lookup && slice.type != MetricType::Gauge && slice.type != MetricType::Untyped;
+  for (const auto& m : slice.metric) {
     notes.clear();
-    if (lookup && f.type != MetricType::Gauge && f.type != MetricType::Untyped) lookup(f, m, notes);
+    if (noted) lookup(slice, m, notes);
     metric.Clear();
-    set_metric(metric, f, m, notes, classic);
+    set_metric(metric, slice, m, notes, classic);
     append_varint(out, kMetricTag);
     append_varint(out, metric.ByteSizeLong());
     metric.AppendToString(&out);
   }
+}
+
+void end_protobuf_family(std::string& out, std::size_t start) {
   const std::size_t length = out.size() - start - kLengthRoom;
   std::uint8_t prefix[10];
   const auto* end = CodedOutputStream::WriteVarint64ToArray(length, prefix);
@@ -167,13 +181,13 @@ void append_family(std::string& out, const MetricFamily& f, const NotesLookup& l
   out.replace(start, kLengthRoom, reinterpret_cast<const char*>(prefix), prefix_size);
 }
 
-}  // namespace
-
 void append_protobuf(std::string& out, const std::vector<MetricFamily>& families,
                      const NotesLookup& notes, bool classic) {
-  SeriesNotes scratch;
-  scratch.want_native = true;
-  for (const auto& f : families) append_family(out, f, notes, scratch, classic);
+  for (const auto& f : families) {
+    const std::size_t start = begin_protobuf_family(out, f);
+    append_protobuf_metrics(out, f, notes, classic);
+    end_protobuf_family(out, start);
+  }
 }
 
 }  // namespace lse::metrics

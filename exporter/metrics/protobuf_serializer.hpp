@@ -20,4 +20,14 @@ namespace lse::metrics {
 void append_protobuf(std::string& out, const std::vector<prometheus::MetricFamily>& families,
                      const NotesLookup& notes, bool classic = true);
 
+// One MetricFamily a slice of metrics at a time (serializer.hpp's
+// begin_family): begin_protobuf_family() keeps room for the length and
+// writes the header, returning where the family starts in `out`;
+// append_protobuf_metrics() each slice's metrics; end_protobuf_family() the
+// length in front of the message (`out` still holds it all).
+std::size_t begin_protobuf_family(std::string& out, const prometheus::MetricFamily& family);
+void append_protobuf_metrics(std::string& out, const prometheus::MetricFamily& slice,
+                             const NotesLookup& lookup, bool classic);
+void end_protobuf_family(std::string& out, std::size_t start);
+
 }  // namespace lse::metrics

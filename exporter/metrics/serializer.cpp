@@ -213,7 +213,7 @@ void text_summary(Writer& w, const MetricFamily& f, const ClientMetric& m) {
   }
 }
 
-bool text_family(Writer& w, const MetricFamily& f, const SeriesBoundary& boundary) {
+void text_metadata(Writer& w, const MetricFamily& f) {
   if (!f.help.empty()) {
     w.text("# HELP ");
     w.text(f.name);
@@ -226,6 +226,10 @@ bool text_family(Writer& w, const MetricFamily& f, const SeriesBoundary& boundar
   w.ch(' ');
   w.text(text_type(f.type));
   w.ch('\n');
+}
+
+// The series of `f`, without its HELP and TYPE.
+bool text_series(Writer& w, const MetricFamily& f, const SeriesBoundary& boundary) {
   for (const auto& m : f.metric) {
     if (f.type == MetricType::Histogram) {
       text_histogram(w, f, m);
@@ -239,6 +243,11 @@ bool text_family(Writer& w, const MetricFamily& f, const SeriesBoundary& boundar
     if (boundary && !boundary(w.out())) return false;
   }
   return true;
+}
+
+bool text_family(Writer& w, const MetricFamily& f, const SeriesBoundary& boundary) {
+  text_metadata(w, f);
+  return text_series(w, f, boundary);
 }
 
 // --- OpenMetrics 1.0.0 --------------------------------------------------------
@@ -345,10 +354,10 @@ void om_summary(Writer& w, std::string_view name, const ClientMetric& m, const S
   om_created(w, name, m, n);
 }
 
-bool om_family(Writer& w, const MetricFamily& f, const NotesLookup& lookup, SeriesNotes& notes,
+// The series of `f`, without its metadata.
+bool om_series(Writer& w, const MetricFamily& f, const NotesLookup& lookup, SeriesNotes& notes,
                const SeriesBoundary& boundary) {
   const std::string_view name = om_family_name(f);
-  om_metadata(w, f, name);
   for (const auto& m : f.metric) {
     notes.clear();
     if (lookup && f.type != MetricType::Gauge && f.type != MetricType::Untyped) lookup(f, m, notes);
@@ -370,6 +379,12 @@ bool om_family(Writer& w, const MetricFamily& f, const NotesLookup& lookup, Seri
     if (boundary && !boundary(w.out())) return false;
   }
   return true;
+}
+
+bool om_family(Writer& w, const MetricFamily& f, const NotesLookup& lookup, SeriesNotes& notes,
+               const SeriesBoundary& boundary) {
+  om_metadata(w, f, om_family_name(f));
+  return om_series(w, f, lookup, notes, boundary);
 }
 
 // Room for the whole exposition in one allocation, judged from its shape.
@@ -411,6 +426,32 @@ bool append_families(std::string& out, Exposition format, const std::vector<Metr
     if (!more) return false;
   }
   return true;
+}
+
+std::size_t begin_family(std::string& out, Exposition format, const MetricFamily& family) {
+  if (format == Exposition::protobuf) return begin_protobuf_family(out, family);
+  Writer w(out, format);
+  if (format == Exposition::text)
+    text_metadata(w, family);
+  else
+    om_metadata(w, family, om_family_name(family));
+  return out.size();
+}
+
+bool append_slice(std::string& out, Exposition format, const MetricFamily& slice,
+                  const NotesLookup& notes, bool classic, const SeriesBoundary& boundary) {
+  if (format == Exposition::protobuf) {
+    append_protobuf_metrics(out, slice, notes, classic);
+    return true;
+  }
+  Writer w(out, format, classic);
+  SeriesNotes scratch;
+  return format == Exposition::text ? text_series(w, slice, boundary)
+                                    : om_series(w, slice, notes, scratch, boundary);
+}
+
+void end_family(std::string& out, Exposition format, std::size_t begun) {
+  if (format == Exposition::protobuf) end_protobuf_family(out, begun);
 }
 
 void end_exposition(std::string& out, Exposition format) {

@@ -94,6 +94,22 @@ bool append_families(std::string& out, Exposition format,
                      const SeriesBoundary& boundary = {});
 void end_exposition(std::string& out, Exposition format);
 
+// One family written a slice of its series at a time, for a family too large
+// to hold collected (Metrics' per-series families): begin_family() with the
+// family's name, help and type (its series are not written), append_slice()
+// for each slice (MetricFamily with the same name, help and type; its series
+// written as append_families() would, without the header), end_family()
+// with what begin_family() returned. A protobuf family stays one
+// length-delimited message: its slices are not cut at `boundary` (never
+// called) and `out` must hold the whole family until end_family(), which
+// writes its length in front. The text formats may be sent and cleared at
+// any boundary.
+std::size_t begin_family(std::string& out, Exposition format,
+                         const prometheus::MetricFamily& family);
+bool append_slice(std::string& out, Exposition format, const prometheus::MetricFamily& slice,
+                  const NotesLookup& notes, bool classic, const SeriesBoundary& boundary);
+void end_family(std::string& out, Exposition format, std::size_t begun);
+
 std::string serialize(const std::vector<prometheus::MetricFamily>& families, Exposition format,
                       const NotesLookup& notes = {});
 

@@ -1,7 +1,10 @@
 // What the metrics tests share: configs, a fully observed successful probe,
 // the label sets of its series, and a fixed process_* reading.
 #pragma once
+#include <algorithm>
+#include <cstddef>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -70,6 +73,24 @@ inline probe::ProbeResult success(const std::string& target, const std::string& 
   r.output_tokens_per_second = 31.25;
   r.finish_reason = "stop";
   return r;
+}
+
+// The lines of a text exposition with each family's series sorted and the
+// families (their HELP/TYPE/UNIT lines) in their order: two renders that
+// hold the same series with the same values compare equal whatever the
+// order of the series within a family.
+inline std::vector<std::string> series_sorted(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t block = 0;  // where the current family's series start
+  auto sort_block = [&] { std::sort(out.begin() + static_cast<std::ptrdiff_t>(block), out.end()); };
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind('#', 0) == 0) sort_block();
+    out.push_back(line);
+    if (line.rfind('#', 0) == 0) block = out.size();
+  }
+  sort_block();
+  return out;
 }
 
 inline metrics::ProcessStats fixed_process_stats() {

@@ -26,6 +26,7 @@ using lse::testing::make_target;
 using lse::testing::parse_exposition;
 using lse::testing::plus;
 using lse::testing::series;
+using lse::testing::series_sorted;
 using lse::testing::success;
 using lse::testing::value_of;
 using Labels = std::map<std::string, std::string>;
@@ -264,17 +265,20 @@ TEST_F(MetricsTest, SuccessfulProbeRecordsEverything) {
   EXPECT_EQ(value_of(e, "llm_stream_phase_seconds_count", plus(l, "phase", "tls")), 0.0);
 }
 
-// render() collects and writes one family at a time; what it writes is what
-// the registry's whole collection serializes to, family order included, in
-// both formats (OpenMetrics: the same lines apart from the notes render adds,
-// `_created` and exemplars, and `# EOF` last).
+// render() writes one family at a time, the per-series ones from the live
+// series; what it writes is what the registry's whole collection serializes
+// to, family order included, in both formats (OpenMetrics: the same lines
+// apart from the notes render adds, `_created` and exemplars, and `# EOF`
+// last). Within a family the live series go out in target and prompt
+// order, the collection's in prometheus-cpp's hash order: compared sorted.
 TEST_F(MetricsTest, RenderingOneFamilyAtATimeWritesTheWholeCollection) {
   metrics.apply_config(
       make_config({make_target("t", "m", {"p", "q"}), make_target("u", "m", {"p"})}));
   metrics.record(success("t", "m", "p"));
   metrics.record(success("u", "m", "p"));
-  EXPECT_EQ(metrics.render(lse::metrics::Exposition::text),
-            lse::metrics::serialize(metrics.collect(), lse::metrics::Exposition::text));
+  EXPECT_EQ(
+      series_sorted(metrics.render(lse::metrics::Exposition::text)),
+      series_sorted(lse::metrics::serialize(metrics.collect(), lse::metrics::Exposition::text)));
   const std::string om = metrics.render(lse::metrics::Exposition::openmetrics);
   const std::string plain_om =
       lse::metrics::serialize(metrics.collect(), lse::metrics::Exposition::openmetrics);
@@ -286,7 +290,7 @@ TEST_F(MetricsTest, RenderingOneFamilyAtATimeWritesTheWholeCollection) {
     if (const auto hash = line.find(" # {"); hash != std::string::npos) line.resize(hash);
     stripped += line + "\n";
   }
-  EXPECT_EQ(stripped, plain_om);
+  EXPECT_EQ(series_sorted(stripped), series_sorted(plain_om));
   EXPECT_EQ(om.substr(om.size() - 6), "# EOF\n");
   // A second render, sized from the first, writes the same.
   EXPECT_EQ(metrics.render(lse::metrics::Exposition::openmetrics), om);
@@ -760,7 +764,7 @@ TEST_F(MetricsTest, RenderOfTenTargetsByThreePromptsIsWellFormed) {
   EXPECT_EQ(e.samples.size(), samples);
   EXPECT_EQ(count_samples(e, "llm_stream_probes_total"), 10u * 3u * 2u);
   EXPECT_EQ(count_samples(e, "llm_stream_probe_failures_total"),
-            10u * 3u * probe::kAllFailureReasons.size());
+            std::size_t{10} * 3 * probe::kAllFailureReasons.size());
   EXPECT_EQ(count_samples(e, "llm_stream_stall_threshold_seconds"), 10u);
   // Label escaping survives the round trip.
   EXPECT_EQ(value_of(e, "llm_stream_chunks_total", series("target-3", "model \"q\"\\3", "medium")),
