@@ -102,6 +102,11 @@ struct EventMeaning {
   std::string error_message;                    // short, for logs (never contains secrets we send)
   bool protocol_error = false;                  // not JSON / not the expected shape
   std::optional<ServerTimings> server_timings;  // server-side timings present
+  // The model the event names as the one answering (OpenAI `model`,
+  // Anthropic message_start's message.model, Responses' response.model,
+  // Gemini `modelVersion`, Ollama `model`); empty when it names none. Points
+  // into the adapter's parse buffer: valid only until the next interpret().
+  std::string_view model;
 };
 
 class Adapter {
@@ -121,7 +126,8 @@ class Adapter {
   virtual std::vector<std::pair<std::string, std::string>> extra_headers() const { return {}; }
   virtual Framing framing() const { return Framing::sse; }
   virtual std::string build_body(const RequestSpec& spec) const = 0;
-  // Interprets one event. Must not keep references into `event`.
+  // Interprets one event. Must not keep references into `event`; the
+  // meaning's `model` views the adapter's own buffer (copy it before the next call).
   virtual EventMeaning interpret(const sse::Event& event) = 0;
 };
 

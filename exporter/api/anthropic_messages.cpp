@@ -88,6 +88,9 @@ EventMeaning AnthropicMessages::interpret(const sse::Event& event) {
 // that message_delta replaces with the real count.
 void AnthropicMessages::read_message_start(dom::object obj, EventMeaning& m) {
   input_tokens_ = -1;
+  dom::object message;
+  if (obj.at_key("message").get_object().get(message) == simdjson::SUCCESS)
+    m.model = model_member(message, "model");
   dom::object usage;
   if (obj.at_pointer("/message/usage").get_object().get(usage) != simdjson::SUCCESS) return;
   input_tokens_ = int_or_missing(usage, "input_tokens");

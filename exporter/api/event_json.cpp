@@ -44,6 +44,15 @@ std::size_t string_bytes(dom::element e) {
   return e.get_string().get(s) == simdjson::SUCCESS ? s.size() : 0;
 }
 
+std::string_view model_member(dom::object o, std::string_view key) {
+  std::string_view s;
+  if (o.at_key(key).get_string().get(s) != simdjson::SUCCESS) return {};
+  if (s.size() <= kMaxModelName) return s;
+  std::size_t cut = kMaxModelName;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+  return s.substr(0, cut);
+}
+
 std::size_t member_string_bytes(dom::object o, std::string_view key) {
   dom::element e;
   return o.at_key(key).get(e) == simdjson::SUCCESS ? string_bytes(e) : 0;

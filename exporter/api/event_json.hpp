@@ -31,6 +31,11 @@ class EventParser {
 std::size_t string_bytes(dom::element e);
 // Byte length of o[key] when it is a string (0 otherwise).
 std::size_t member_string_bytes(dom::object o, std::string_view key);
+// o[key] as the model name an event carries: a view into the parser's
+// buffer, at most kMaxModelName bytes (cut on a UTF-8 boundary); empty when
+// o[key] is missing or not a string.
+inline constexpr std::size_t kMaxModelName = 256;
+std::string_view model_member(dom::object o, std::string_view key);
 // o[key] as a non-negative count, -1 when missing or not a number.
 std::int64_t int_or_missing(dom::object o, std::string_view key);
 

@@ -85,6 +85,7 @@ EventMeaning Gemini::interpret(const sse::Event& event) {
   if (event.data.empty()) return m;
   dom::object obj;
   if (!parse_object(parser_, event.data, obj, m) || read_error_member(obj, m)) return m;
+  m.model = model_member(obj, "modelVersion");
   // Only the first candidate: the probe asks for one (candidateCount unset).
   dom::object candidate;
   if (obj.at_pointer("/candidates/0").get_object().get(candidate) == simdjson::SUCCESS)

@@ -76,6 +76,7 @@ EventMeaning Ollama::interpret(const sse::Event& event) {
   EventMeaning m;
   dom::object obj;
   if (!parse_object(parser_, event.data, obj, m) || read_error_member(obj, m)) return m;
+  m.model = model_member(obj, "model");
   read_text(obj, m);
   bool done = false;
   if (obj.at_key("done").get_bool().get(done) == simdjson::SUCCESS && done) read_done(obj, m);

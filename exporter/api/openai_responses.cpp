@@ -75,6 +75,10 @@ EventMeaning OpenAiResponses::interpret(const sse::Event& event) {
   dom::object obj;
   std::string_view type;
   if (!parse_named_event(parser_, event, obj, type, m)) return m;
+  // response.created / in_progress / completed carry the response object.
+  dom::object response;
+  if (obj.at_key("response").get_object().get(response) == simdjson::SUCCESS)
+    m.model = model_member(response, "model");
   if (type.ends_with(".delta")) {
     read_delta(obj, type, m);
   } else if (type == "response.completed" || type == "response.incomplete") {

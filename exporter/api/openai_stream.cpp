@@ -49,6 +49,7 @@ EventMeaning OpenAiStream::interpret(const sse::Event& event) {
   dom::object obj;
   if (!read_json(event, obj, m)) return m;
   read_error(obj, event.type == "error", m);
+  m.model = model_member(obj, "model");
   // OpenRouter puts usage and choices next to an error; keep reading so the
   // probe still gets the token counts.
   TextSeen seen;

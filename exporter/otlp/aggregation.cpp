@@ -19,6 +19,9 @@ Attributes base_attributes(const probe::ProbeResult& r, const TargetAttributes& 
       {"llm_stream.prompt", r.prompt},
       {"llm_stream.target", r.target},
   };
+  // Known only when the stream named it; a probe answered by another model
+  // than the last one makes its own series, as the conventions intend.
+  if (!r.response_model.empty()) a.push_back({"gen_ai.response.model", r.response_model});
   if (!t.server_address.empty()) {
     a.push_back({"server.address", t.server_address});
     a.push_back({"server.port", t.server_port});

@@ -380,6 +380,8 @@ void Prober::take(const sse::Event& ev, Attempt& a) {
   a.ending.any_event = true;
   const api::EventMeaning m = adapter_->interpret(ev);
   if (trace_) trace_->record(a.arrival, ev.data.size(), m);
+  // m.model views the adapter's buffer: copied now, before the next event.
+  if (a.r.response_model.empty() && !m.model.empty()) a.r.response_model.assign(m.model);
   if (m.protocol_error) {
     a.ending.malformed_event = true;
     a.detail = "malformed event";

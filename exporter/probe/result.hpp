@@ -48,6 +48,9 @@ struct ProbeResult {
   double ts = 0;   // unix seconds at probe start (wall clock, for rows only)
   std::string id;  // unique per probe: the row's "id", the exemplars' probe_id
   std::string target, model, prompt, host;
+  // The model the stream named as answering (gen_ai.response.model): the
+  // first non-empty name an event carried; "" when none did.
+  std::string response_model;
   bool warmup = false;  // discarded: never reaches metrics histograms or rows
 
   // outcome

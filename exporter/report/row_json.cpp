@@ -304,6 +304,10 @@ constexpr RowField kRowFields[] = {
      [](E v, K k, R& r) { r.model = string_or_null(v, k); }},
     {"prompt", false, [](Out& o, const R& r) { append_string(o, r.prompt); },
      [](E v, K k, R& r) { r.prompt = string_or_null(v, k); }},
+    // The model the stream named; null when it named none (and absent from older rows).
+    {"response_model", false,
+     [](Out& o, const R& r) { append_string_or_null(o, r.response_model); },
+     [](E v, K k, R& r) { r.response_model = string_or_null(v, k); }},
     {"ok", true, [](Out& o, const R& r) { o += r.ok ? "true" : "false"; },
      [](E v, K k, R& r) {
        if (v.get_bool().get(r.ok) != simdjson::SUCCESS) fail(k, "true or false");

@@ -27,6 +27,7 @@ from harness import (ROOT, Exporter, TempDir, Upstream, free_port, http_get, htt
 SECRET = 'otlp-secret-7f3a9c1e55d0'
 GAP_MS = 20
 CHUNKS = 8
+SERVED_MODEL = 'test-model-2025-01-31'
 
 
 def load_proto_module(workdir):
@@ -167,7 +168,8 @@ class OtlpTest(unittest.TestCase):
         return [
             {'name': 'steady', 'url': up.url(spec), 'prompts': 'short, long',
              'extra': [f'interval: {interval}']},
-            {'name': 'stally', 'url': up.url(spec + ',stall=4:300'),
+            # Answered by a dated snapshot of the requested model, as an alias is.
+            {'name': 'stally', 'url': up.url(spec + ',stall=4:300,served_model=' + SERVED_MODEL),
              'extra': [f'interval: {interval}', 'provider: vllm']},
         ]
 
@@ -266,6 +268,9 @@ class OtlpTest(unittest.TestCase):
             self.assertLessEqual(int(p['startTimeUnixNano']), int(p['timeUnixNano']))
             self.assertEqual(attrs['gen_ai.operation.name'], 'chat')
             self.assertEqual(attrs['gen_ai.request.model'], 'test-model')
+            # The model the stream named in its chunks (the upstream's "model").
+            self.assertEqual(attrs['gen_ai.response.model'],
+                             SERVED_MODEL if target == 'stally' else 'test-model')
             self.assertEqual(attrs['server.address'], '127.0.0.1')
             self.assertEqual(attrs['server.port'], upstream_port)
             self.assertEqual(attrs['gen_ai.provider.name'],

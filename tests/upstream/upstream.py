@@ -67,6 +67,9 @@ Spec keys (times in milliseconds, fractions allowed):
   headers_delay=MS  request -> response headers; ttft still counts from the request,
                     so ttft includes it (if headers_delay > ttft, the first chunk
                     follows the headers at once)
+  served_model=NAME the model every event names as answering (default: the one the
+                    request names, in the body or, for gemini, the path), as an alias
+                    resolved to a dated snapshot or a router does
   status=CODE       answer CODE (200-999) with an OpenAI-style JSON error body instead
                     of streaming (429 carries Retry-After: 1); sent after headers_delay
   error_body=STR    with status=CODE: this body instead (percent-encoded; e.g. a
@@ -281,6 +284,7 @@ class Script:
     hang_after: int | None = None
     error_after: int | None = None
     bad_json_after: int | None = None
+    served_model: str | None = None   # None: the model the request names
     no_done: bool = False
 
     def content_offsets(self, rng: random.Random) -> list[float]:
@@ -382,6 +386,7 @@ SPEC_KEYS = {
     "content_type": lambda k, v: v,
     "no_content_type": _flag,
     "error_body": lambda k, v: v,
+    "served_model": lambda k, v: v,
 }
 
 
@@ -1435,7 +1440,9 @@ class Exchange:
             self.outcome = "rejected"
             return await self.send_simple(400, dialect.error_body(400, f"request body is not a JSON object: {e}",
                                                                   "invalid_request_error", None))
-        if path_model is not None:
+        if script.served_model:
+            self.model = script.served_model
+        elif path_model is not None:
             self.model = path_model
         else:
             self.model = body.get("model") if isinstance(body.get("model"), str) else DEFAULT_MODEL

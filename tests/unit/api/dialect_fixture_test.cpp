@@ -45,6 +45,7 @@ struct Expect {
   std::int64_t reasoning_tokens;
   const char* finish;  // the last finish reason reported
   bool timings;        // server_timings reported (Ollama's done line)
+  const char* model;   // the first model the stream names, exactly as the body spells it
 };
 
 // How each count was made, by reading the file:
@@ -69,18 +70,18 @@ struct Expect {
 //   last chunk 13/8 (the first two say 15 and no candidates count); STOP.
 // clang-format off
 const Expect kFixtures[] = {
-  // file                                   factory                  dflt all rsn  prompt compl rsn_tok finish       timings
-  {"anthropic-messages.sse",                make_anthropic_messages,  3,   3,  0,   15,   13,   -1,   "stop",       false},
-  {"anthropic-messages-ping-first.sse",     make_anthropic_messages,  1,   1,  0,   20,    5,   -1,   "stop",       false},
-  {"anthropic-messages-tool-use.sse",       make_anthropic_messages,  2,   7,  0,  394,   67,   -1,   "tool_calls", false},
-  {"anthropic-messages-thinking.sse",       make_anthropic_messages,  0,  27, 21,  424,  119,   -1,   "tool_calls", false},
-  {"openai-responses-text.sse",             make_openai_responses,    7,   7,  0,   20,    8,    0,   "stop",       false},
-  {"openai-responses-reasoning-item.sse",   make_openai_responses,    2,   2,  0,   19,  118,   64,   "stop",       false},
-  {"openai-responses-function-call.sse",    make_openai_responses,    0,   6,  0,   53,  469,  448,   "tool_calls", false},
-  {"ollama-api-chat.ndjson",                make_ollama_chat,        21,  21,  0,   16,   22,   -1,   "stop",       true},
-  {"ollama-api-chat-llama3-2024.ndjson",    make_ollama_chat,        49,  49,  0,   17,   50,   -1,   "stop",       true},
-  {"ollama-api-generate.ndjson",            make_ollama_generate,    21,  21,  0,   16,   22,   -1,   "stop",       true},
-  {"gemini-crlf.sse",                       make_gemini,              3,   3,  0,   13,    8,   -1,   "stop",       false},
+  // file                                   factory                  dflt all rsn  prompt compl rsn_tok finish       timings model
+  {"anthropic-messages.sse",                make_anthropic_messages,  3,   3,  0,   15,   13,   -1,   "stop",       false, "claude-3-opus-20240229"},
+  {"anthropic-messages-ping-first.sse",     make_anthropic_messages,  1,   1,  0,   20,    5,   -1,   "stop",       false, "claude-sonnet-4-5-20250929"},
+  {"anthropic-messages-tool-use.sse",       make_anthropic_messages,  2,   7,  0,  394,   67,   -1,   "tool_calls", false, "claude-sonnet-4-20250514"},
+  {"anthropic-messages-thinking.sse",       make_anthropic_messages,  0,  27, 21,  424,  119,   -1,   "tool_calls", false, "claude-sonnet-4-20250514"},
+  {"openai-responses-text.sse",             make_openai_responses,    7,   7,  0,   20,    8,    0,   "stop",       false, "gpt-4o-mini-2024-07-18"},
+  {"openai-responses-reasoning-item.sse",   make_openai_responses,    2,   2,  0,   19,  118,   64,   "stop",       false, "gpt-5-2025-08-07"},
+  {"openai-responses-function-call.sse",    make_openai_responses,    0,   6,  0,   53,  469,  448,   "tool_calls", false, "gpt-5-2025-08-07"},
+  {"ollama-api-chat.ndjson",                make_ollama_chat,        21,  21,  0,   16,   22,   -1,   "stop",       true, "gemma3:1b"},
+  {"ollama-api-chat-llama3-2024.ndjson",    make_ollama_chat,        49,  49,  0,   17,   50,   -1,   "stop",       true, "llama3"},
+  {"ollama-api-generate.ndjson",            make_ollama_generate,    21,  21,  0,   16,   22,   -1,   "stop",       true, "gemma3:1b"},
+  {"gemini-crlf.sse",                       make_gemini,              3,   3,  0,   13,    8,   -1,   "stop",       false, "gemini-2.0-flash-exp"},
 };
 // clang-format on
 
@@ -96,9 +97,11 @@ struct Tally {
   int timings = 0;
   ServerTimings last_timings;
   std::size_t text_bytes = 0;
+  std::string model;  // the first non-empty one, copied as the prober does
 
   void add(const EventMeaning& m) {
     ++events;
+    if (model.empty()) model.assign(m.model);
     if (done) ++events_after_done;
     content += m.content;
     reasoning_events += m.reasoning;
@@ -122,7 +125,7 @@ struct Tally {
            usage.completion_tokens == o.usage.completion_tokens &&
            usage.reasoning_tokens == o.usage.reasoning_tokens && finish == o.finish &&
            done == o.done && events_after_done == o.events_after_done && errors == o.errors &&
-           timings == o.timings && text_bytes == o.text_bytes;
+           timings == o.timings && text_bytes == o.text_bytes && model == o.model;
   }
 };
 
@@ -132,7 +135,7 @@ std::ostream& operator<<(std::ostream& os, const Tally& t) {
             << t.usage.completion_tokens << "/" << t.usage.reasoning_tokens << " finish='"
             << t.finish << "' done=" << t.done << " after_done=" << t.events_after_done
             << " errors=" << t.errors << " timings=" << t.timings << " bytes=" << t.text_bytes
-            << "}";
+            << " model='" << t.model << "'}";
 }
 
 // Feeds the pieces through the adapter's own framing, as the prober will.
@@ -168,6 +171,7 @@ void check(const Tally& t, const Expect& x, int expected_content) {
   EXPECT_EQ(t.events_after_done, 0);
   EXPECT_EQ(t.errors, 0);
   EXPECT_EQ(t.timings, x.timings ? 1 : 0);
+  EXPECT_EQ(t.model, x.model);
 }
 
 void run_all_splits(const Expect& x, CountSet count, int expected_content) {

@@ -94,6 +94,7 @@ struct Tally {
   std::uint64_t comments = 0;
   sse::Status status = sse::Status::ok;
   bool partial = false;
+  std::string model;  // the first non-empty one, copied as the prober does
 };
 
 bool operator==(const Tally& a, const Tally& b) {
@@ -105,7 +106,8 @@ bool operator==(const Tally& a, const Tally& b) {
          a.finish_events == b.finish_events && a.upstream_errors == b.upstream_errors &&
          a.error_message == b.error_message && a.done == b.done &&
          a.protocol_errors == b.protocol_errors && a.text_bytes == b.text_bytes &&
-         a.comments == b.comments && a.status == b.status && a.partial == b.partial;
+         a.comments == b.comments && a.status == b.status && a.partial == b.partial &&
+         a.model == b.model;
 }
 
 std::ostream& operator<<(std::ostream& os, const Tally& t) {
@@ -116,7 +118,7 @@ std::ostream& operator<<(std::ostream& os, const Tally& t) {
             << " errors=" << t.upstream_errors << " msg='" << t.error_message << "' done=" << t.done
             << " protocol=" << t.protocol_errors << " bytes=" << t.text_bytes
             << " comments=" << t.comments << " status=" << static_cast<int>(t.status)
-            << " partial=" << t.partial << "}";
+            << " partial=" << t.partial << " model='" << t.model << "'}";
 }
 
 // Runs one stream through a fresh decoder and the given (reused) adapter.
@@ -130,6 +132,7 @@ class Runner {
     auto sink = [&](const sse::Event& e) {
       ++t.events;
       const EventMeaning m = adapter_->interpret(e);
+      if (t.model.empty()) t.model.assign(m.model);
       t.content += m.content;
       t.reasoning_events += m.reasoning;
       t.text_bytes += m.text_bytes;
@@ -314,6 +317,31 @@ TEST(OpenAiFixtureDetails, TextBytesOfASmallStream) {
   // vllm-chat-usage.sse: "1" "," " " "2" ... "5" = 13 one-byte deltas
   EXPECT_EQ(Runner(Dialect::openai_chat, {}).run({read_fixture("vllm-chat-usage.sse")}).text_bytes,
             13u);
+}
+
+TEST(OpenAiFixtureDetails, ModelIsTheOneTheChunksName) {
+  struct Case {
+    const char* file;
+    Dialect dialect;
+    const char* model;  // as the recorded body spells it
+  };
+  const Case cases[] = {
+      {"openai-chat-usage.sse", Dialect::openai_chat, "gpt-4o-2024-08-06"},
+      {"vllm-chat-usage.sse", Dialect::openai_chat, "meta-llama/Llama-3.3-70B-Instruct"},
+      {"vllm-completions-legacy.sse", Dialect::openai_completions, "facebook/opt-125m"},
+      {"llamacpp-gptoss-tool-call.sse", Dialect::openai_chat, "openai/gpt-oss-20b"},
+      {"deepseek-reasoner-reasoning-content.sse", Dialect::openai_chat, "deepseek-reasoner"},
+      {"openrouter-claude-reasoning.sse", Dialect::openai_chat, "anthropic/claude-sonnet-4.5"},
+  };
+  for (const Case& c : cases) {
+    const std::string body = read_fixture(c.file);
+    const std::string_view b = body;
+    Runner runner(c.dialect, {});
+    EXPECT_EQ(runner.run({b}).model, c.model) << c.file;
+    // Split mid-stream: the name survives the parser moving on to later events.
+    EXPECT_EQ(runner.run({b.substr(0, b.size() / 2), b.substr(b.size() / 2)}).model, c.model)
+        << c.file;
+  }
 }
 
 TEST(OpenAiFixtureDetails, ChatFixtureThroughCompletionsAdapterHasNoContent) {

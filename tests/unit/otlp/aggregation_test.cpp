@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <string>
 
 namespace lse::otlp {
 namespace {
@@ -111,6 +113,29 @@ TEST_F(AggregationTest, AttributesFollowTheConventions) {
   EXPECT_EQ(find(b, M::phase)->histogram_points.size(), 1u);
   EXPECT_EQ(attribute(find(b, M::phase)->histogram_points[0].attributes, "llm_stream.phase"),
             "connect");
+}
+
+TEST_F(AggregationTest, ResponseModelIsSentOnlyWhenTheStreamNamedIt) {
+  probe::ProbeResult unnamed = ok_probe();
+  probe::ProbeResult named = ok_probe();
+  named.response_model = "m-2025-01-31";
+  probe::ProbeResult other = ok_probe();
+  other.response_model = "m-2025-04-01";
+  cumulative.record(unnamed, kT0);
+  cumulative.record(named, kT0);
+  cumulative.record(named, kT0);
+  cumulative.record(other, kT0);
+  const Batch b = cumulative.collect(kT0);
+  // One point per response model (and one without): 1 + 2 + 1 probes.
+  std::map<std::string, std::uint64_t> counts;
+  for (const auto& p : find(b, M::duration)->histogram_points) {
+    EXPECT_EQ(attribute(p.attributes, "gen_ai.request.model"), "m");
+    EXPECT_TRUE(std::is_sorted(p.attributes.begin(), p.attributes.end()));
+    counts[attribute(p.attributes, "gen_ai.response.model")] += p.count;
+  }
+  const std::map<std::string, std::uint64_t> want = {
+      {"<absent>", 1}, {"m-2025-01-31", 2}, {"m-2025-04-01", 1}};
+  EXPECT_EQ(counts, want);
 }
 
 TEST_F(AggregationTest, AFailureCarriesErrorTypeAndNoStreamSummaries) {

@@ -37,6 +37,7 @@ probe::ProbeResult full_result() {
   r.completion_tokens = 9;
   r.tokens_per_chunk = 9.0 / 5.0;
   r.finish_reason = "stop";
+  r.response_model = "gpt-4o-mini-2024-07-18";
   r.http_version = "1.1";
   r.content_encoding = "gzip";
   r.content_type = "text/event-stream";
@@ -50,7 +51,7 @@ TEST(RowJson, ExactRowForAKnownProbe) {
   EXPECT_EQ(
       to_row_json(full_result()),
       R"({"ts":1700000000.250,"id":"9f86d081884c7d65","target":"openai-mini",)"
-      R"("model":"gpt-4o-mini","prompt":"short",)"
+      R"("model":"gpt-4o-mini","prompt":"short","response_model":"gpt-4o-mini-2024-07-18",)"
       R"("ok":true,"reason":"","http_status":200,"ttft_ms":454.857,"duration_ms":824.400,)"
       R"("tail_ms":2.000,"chunks":5,"stalls":1,"gap_p50_ms":21.000,"gap_p95_ms":300.400,)"
       R"("gap_max_ms":300.400,"phases_ms":{"resolve":1.200,"connect":10.100,"tls":20.000,)"
@@ -76,7 +77,8 @@ TEST(RowJson, MissingValuesAreNull) {
   r.via_proxy = true;
   EXPECT_EQ(
       to_row_json(r),
-      R"({"ts":1.000,"id":null,"target":"t","model":"","prompt":"","ok":false,"reason":"connect",)"
+      R"({"ts":1.000,"id":null,"target":"t","model":"","prompt":"","response_model":null,)"
+      R"("ok":false,"reason":"connect",)"
       R"("http_status":null,"ttft_ms":null,"duration_ms":3.500,"tail_ms":null,"chunks":0,)"
       R"("stalls":0,"gap_p50_ms":null,"gap_p95_ms":null,"gap_max_ms":null,)"
       R"("phases_ms":{"resolve":1.000},"usage":null,"server_ms":null,"finish_reason":null,"gaps_ms":[],)"
@@ -100,6 +102,24 @@ TEST(RowJson, IdReadsBackAndRowsWithoutOneAreStillRows) {
   EXPECT_EQ(null_id->id, "");
   EXPECT_FALSE(parse_row_json(R"({"ts":1,"id":7,"target":"t","ok":true})", &error));
   EXPECT_NE(error.find("\"id\""), std::string::npos) << error;
+}
+
+// The model the stream named reads back; null (none named) and rows written
+// before the field read as unknown (""); a non-string is refused.
+TEST(RowJson, ResponseModelReadsBackAndOlderRowsHaveNone) {
+  std::string error;
+  auto back = parse_row_json(to_row_json(full_result()), &error);
+  ASSERT_TRUE(back) << error;
+  EXPECT_EQ(back->response_model, "gpt-4o-mini-2024-07-18");
+  auto old = parse_row_json(R"({"ts":1,"target":"t","ok":true})", &error);
+  ASSERT_TRUE(old) << error;
+  EXPECT_EQ(old->response_model, "");
+  auto null_model =
+      parse_row_json(R"({"ts":1,"response_model":null,"target":"t","ok":true})", &error);
+  ASSERT_TRUE(null_model) << error;
+  EXPECT_EQ(null_model->response_model, "");
+  EXPECT_FALSE(parse_row_json(R"({"ts":1,"response_model":3,"target":"t","ok":true})", &error));
+  EXPECT_NE(error.find("\"response_model\""), std::string::npos) << error;
 }
 
 // Tokens per chunk: to the row's 3 decimals and back; null (no usage) and
@@ -215,6 +235,7 @@ void expect_same_row(const probe::ProbeResult& a, const probe::ProbeResult& b) {
     EXPECT_NEAR(*a.tokens_per_chunk, *b.tokens_per_chunk, 0.0005);
   }
   EXPECT_EQ(a.finish_reason, b.finish_reason);
+  EXPECT_EQ(a.response_model, b.response_model);
   EXPECT_EQ(a.error_detail, b.error_detail);
   EXPECT_EQ(a.content_encoding, b.content_encoding);
   EXPECT_EQ(a.content_type, b.content_type);
