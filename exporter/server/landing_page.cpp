@@ -106,7 +106,8 @@ std::string with_whole_figures(std::string_view text) {
 }
 
 // One prompt's diagnosis in three states, as the report and `run` mark them:
-// "short: [x] transport [?] queue", "short: [ ] none", "short: [?] too few probes".
+// "short: [x] transport [?] queue", "short: [ ] none", "short: [?] too few probes",
+// followed by its notes ("the server sends 4 tokens per chunk: ...").
 std::string prompt_line(const TargetStatus::PromptDiagnosis& d) {
   std::string marks;
   bool enough = true;
@@ -119,6 +120,7 @@ std::string prompt_line(const TargetStatus::PromptDiagnosis& d) {
   }
   if (!enough) marks = " <span class=\"mark a-unknown\">[?]</span>&nbsp;too few probes yet";
   if (marks.empty()) marks = " <span class=\"mark\">[ ]</span>&nbsp;none";
+  for (const auto& n : d.notes) marks += " <span class=\"note\">" + html_escape(n.text) + "</span>";
   return html_escape(d.prompt) + ":" + marks;
 }
 

@@ -43,7 +43,7 @@ std::string_view page_style() {
          ".evidence{max-width:30em}.banner{font-size:1.1em;margin:.6em 0 1em}"
          ".banner .verdict{font-size:1.05em;margin-right:.5em}"
          ".mark{font-family:monospace;white-space:pre}.a-holds{color:#c0392b;font-weight:700}"
-         ".a-unknown{color:#b07d00;font-weight:700}";
+         ".a-unknown{color:#b07d00;font-weight:700}.note{color:#555;font-style:italic}";
 }
 
 std::string verdict_badge(const PageVerdict& v) {

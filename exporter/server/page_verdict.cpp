@@ -64,7 +64,7 @@ std::string ok_evidence(const probe::ProbeResult& r) {
                      r.gap_p95 ? report::format_seconds(*r.gap_p95) : "-");
 }
 
-// The diagnosis' own words for every verdict that holds, for a hover.
+// The diagnosis' own words for every verdict that holds, then its notes, for a hover.
 std::string held_words(const TargetStatus& t) {
   std::string s;
   for (const auto& p : t.prompt_diagnosis)
@@ -72,6 +72,9 @@ std::string held_words(const TargetStatus& t) {
       if (holds(v))
         s += fmt::format("{}{}: {}: {}", s.empty() ? "" : "\n", p.prompt, report::title(v.shape),
                          v.why);
+  for (const auto& p : t.prompt_diagnosis)
+    for (const auto& n : p.notes)
+      s += fmt::format("{}{}: {}", s.empty() ? "" : "\n", p.prompt, n.text);
   return clip(s, kMaxDetail);
 }
 

@@ -35,6 +35,9 @@ struct TargetStatus {
     std::string prompt;
     report::WindowStats window;
     std::vector<report::Verdict> verdicts;
+    // Facts that change how the window's figures read (report::notes):
+    // "the server sends 4 tokens per chunk: ...".
+    std::vector<report::Note> notes{};
   };
   std::vector<PromptDiagnosis> prompt_diagnosis{};
 };

@@ -38,21 +38,21 @@ namespace {
 std::vector<std::string> diagnosis_lines(
     const std::vector<server::TargetStatus::PromptDiagnosis>& prompts) {
   std::vector<std::string> out;
-  for (const auto& [prompt, window, verdicts] : prompts) {
+  for (const auto& p : prompts) {
     std::string held;
     bool enough = true;
-    for (const auto& v : verdicts) {
+    for (const auto& v : p.verdicts) {
       enough = enough && v.enough_probes;
       if (!v.holds() || !v.enough_probes) continue;
       if (!held.empty()) held += ", ";
       held += report::title(v.shape);
     }
-    out.push_back(prompt + ": " + (!enough ? "no verdict yet" : held.empty() ? "none" : held));
+    out.push_back(p.prompt + ": " + (!enough ? "no verdict yet" : held.empty() ? "none" : held));
   }
   return out;
 }
 
-// The landing page's values: each prompt's window statistics and verdicts.
+// The landing page's values: each prompt's window statistics, verdicts and notes.
 std::vector<server::TargetStatus::PromptDiagnosis> prompt_diagnosis(const report::RowStore& rows,
                                                                     const config::Config& config,
                                                                     const config::Target& t) {
@@ -60,7 +60,8 @@ std::vector<server::TargetStatus::PromptDiagnosis> prompt_diagnosis(const report
   const auto latest = rows.latest(t.name, rows.capacity());
   for (const auto& prompt : t.prompts) {
     const auto window = report::window_stats(diagnosis_window(latest, t, prompt), config.diagnosis);
-    out.push_back({prompt, window, report::diagnose(window, config.diagnosis)});
+    out.push_back({prompt, window, report::diagnose(window, config.diagnosis),
+                   report::notes(window, config.diagnosis)});
   }
   return out;
 }

@@ -120,7 +120,7 @@ class DryRun(unittest.TestCase):
                                              '--web.enable-lifecycle', '--dry-run')
             self.assertEqual(rc, 0, err)
             lines = out.splitlines()
-            self.assertRegex(lines[0], r': ok \(1 target, \d+ prompts?, [\d,]+ series\)$')
+            self.assertRegex(lines[0], r': ok \(1 target, \d+ prompts?, [\d,]+ series at start, at most [\d,]+\)$')
             self.assertEqual(lines[1], f'dry run: would listen on {listen} (TLS from TLS12, client_auth_type '
                              'RequireAndVerifyClientCert, basic auth (1 user)); metrics at '
                              '/probe/metrics; POST /probe/-/reload enabled')

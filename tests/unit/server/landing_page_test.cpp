@@ -100,6 +100,35 @@ TEST(LandingPage, AStallingTargetIsNeverOk) {
   EXPECT_NE(later.find("stalls in 1 of 5 recent probes"), std::string::npos);
 }
 
+// The diagnosis' notes ride with their prompt's marks, escaped, and in the
+// verdict's hover: gap figures of a batching server read per chunk.
+TEST(LandingPage, ANoteShowsBesideItsPromptsDiagnosis) {
+  auto batching = target("vllm<batched>");
+  batching.prompt_diagnosis = {window(5, 0)};
+  batching.prompt_diagnosis[0].notes = {
+      {"tokens_per_chunk",
+       "the server sends 4 tokens per chunk: gaps are per chunk & not per token",
+       {{"tokens_per_chunk", 4.0}}}};
+  auto plain = target("plain");
+  plain.prompt_diagnosis = {window(5, 0)};
+  const std::string html = render_landing_page(
+      {batching, plain},
+      {{"vllm<batched>", healthy_probe("vllm<batched>")}, {"plain", healthy_probe("plain")}},
+      1700000010);
+  const std::string row = row_of(html, "vllm&lt;batched&gt;");
+  ASSERT_FALSE(row.empty()) << html;
+  EXPECT_EQ(count(row,
+                  "<span class=\"note\">the server sends 4 tokens per chunk: gaps are per chunk "
+                  "&amp; not per token</span>"),
+            1u)
+      << row;
+  EXPECT_EQ(row_of(html, "plain").find("class=\"note\""), std::string::npos);
+  const auto last = healthy_probe("vllm<batched>");
+  const PageVerdict v = target_verdict(batching, &last);
+  EXPECT_NE(v.detail.find("short: the server sends 4 tokens per chunk"), std::string::npos)
+      << v.detail;
+}
+
 TEST(LandingPage, BufferedQueueFailingAndWaiting) {
   auto held = healthy_probe("gz");
   held.chunks = 25;
