@@ -23,33 +23,6 @@ using detail::Fields;
 using detail::Item;
 using detail::Reader;
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// %XX decoded (the W3C Baggage form the OTEL_* lists use); '+' stays '+'.
-std::string percent_decoded(std::string_view s) {
-  std::string out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size() && hex_digit(s[i + 1]) >= 0 && hex_digit(s[i + 2]) >= 0) {
-      out += static_cast<char>(hex_digit(s[i + 1]) * 16 + hex_digit(s[i + 2]));
-      i += 2;
-    } else {
-      out += s[i];
-    }
-  }
-  return out;
-}
-
 std::string env(const char* name) {
   const char* v = std::getenv(name);
   return v ? std::string(v) : std::string();
@@ -207,12 +180,12 @@ std::optional<std::vector<std::pair<std::string, std::string>>> parse_otel_key_v
     const auto comma = text.find(',');
     std::string_view item = text.substr(0, comma);
     text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
-    item = trim(item);
+    item = text::trim_blanks(item);
     if (item.empty()) continue;
     const auto eq = item.find('=');
     if (eq == std::string_view::npos || eq == 0) return std::nullopt;
-    out.emplace_back(percent_decoded(trim(item.substr(0, eq))),
-                     percent_decoded(trim(item.substr(eq + 1))));
+    out.emplace_back(text::percent_decoded(text::trim_blanks(item.substr(0, eq)), false),
+                     text::percent_decoded(text::trim_blanks(item.substr(eq + 1)), false));
   }
   return out;
 }

@@ -25,27 +25,6 @@ void add_header_value(std::vector<std::string>& out, std::string_view value) {
   }
 }
 
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// %XX and '+' decoded: an upstream may echo the value as it read it.
-std::string url_decoded(std::string_view s) {
-  std::string out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size() && hex_digit(s[i + 1]) >= 0 && hex_digit(s[i + 2]) >= 0) {
-      out += static_cast<char>(hex_digit(s[i + 1]) * 16 + hex_digit(s[i + 2]));
-      i += 2;
-    } else {
-      out += s[i] == '+' ? ' ' : s[i];
-    }
-  }
-  return out;
-}
-
 // Every query value but api-version's, as the dump masks them (?key=...).
 void add_query_values(std::vector<std::string>& out, std::string_view url) {
   const auto q = url.find('?');
@@ -58,7 +37,7 @@ void add_query_values(std::vector<std::string>& out, std::string_view url) {
     const auto eq = param.find('=');
     if (eq == std::string_view::npos || param.substr(0, eq) == "api-version") continue;
     add(out, param.substr(eq + 1));
-    add(out, url_decoded(param.substr(eq + 1)));
+    add(out, text::percent_decoded(param.substr(eq + 1), true));  // as an upstream may echo it
   }
 }
 

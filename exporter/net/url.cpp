@@ -97,12 +97,6 @@ std::optional<Url> parse_url(std::string_view s) {
 
 namespace {
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
 struct NoProxyItem {
   std::string_view host;  // brackets and a leading '.' removed
   std::string_view port;  // empty: any port
@@ -142,7 +136,7 @@ bool host_matches(std::string_view pattern, std::string_view host) {
 bool no_proxy_matches(std::string_view list, const Url& url) {
   while (!list.empty()) {
     const auto comma = list.find(',');
-    const std::string_view item = trim(list.substr(0, comma));
+    const std::string_view item = text::trim_blanks(list.substr(0, comma));
     list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
     if (item.empty()) continue;
     if (item == "*") return true;

@@ -13,20 +13,14 @@
 namespace lse::server {
 namespace {
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
 // q of one coding's parameters ("q=0.5"); 1 when absent or unreadable.
 double quality(std::string_view params) {
   while (!params.empty()) {
     auto semi = params.find(';');
-    auto param = trim(params.substr(0, semi));
+    auto param = text::trim_blanks(params.substr(0, semi));
     params = semi == std::string_view::npos ? std::string_view() : params.substr(semi + 1);
     if (param.size() >= 2 && (param[0] == 'q' || param[0] == 'Q') && param[1] == '=') {
-      std::string value(trim(param.substr(2)));
+      std::string value(text::trim_blanks(param.substr(2)));
       char* end = nullptr;
       double q = std::strtod(value.c_str(), &end);
       if (end != value.c_str()) return q;
@@ -41,10 +35,10 @@ bool accepts_gzip(std::string_view header) {
   std::optional<double> gzip_q, any_q;
   while (!header.empty()) {
     auto comma = header.find(',');
-    auto item = trim(header.substr(0, comma));
+    auto item = text::trim_blanks(header.substr(0, comma));
     header = comma == std::string_view::npos ? std::string_view() : header.substr(comma + 1);
     auto semi = item.find(';');
-    auto coding = trim(item.substr(0, semi));
+    auto coding = text::trim_blanks(item.substr(0, semi));
     double q = semi == std::string_view::npos ? 1 : quality(item.substr(semi + 1));
     if (text::iequals(coding, "gzip") || text::iequals(coding, "x-gzip"))
       gzip_q = q;

@@ -12,12 +12,6 @@ namespace {
 
 using metrics::Exposition;
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
 // One media range of the header: "type/subtype;version=1.0.0;q=0.5".
 struct MediaRange {
   std::string_view type;
@@ -38,16 +32,16 @@ double parse_q(std::string_view value) {
 MediaRange parse_range(std::string_view item) {
   MediaRange range;
   const auto semi = item.find(';');
-  range.type = trim(item.substr(0, semi));
+  range.type = text::trim_blanks(item.substr(0, semi));
   std::string_view params = semi == std::string_view::npos ? "" : item.substr(semi + 1);
   while (!params.empty()) {
     const auto next = params.find(';');
-    const std::string_view param = trim(params.substr(0, next));
+    const std::string_view param = text::trim_blanks(params.substr(0, next));
     params = next == std::string_view::npos ? "" : params.substr(next + 1);
     const auto eq = param.find('=');
     if (eq == std::string_view::npos) continue;
-    const std::string_view key = trim(param.substr(0, eq));
-    const std::string_view value = trim(param.substr(eq + 1));
+    const std::string_view key = text::trim_blanks(param.substr(0, eq));
+    const std::string_view value = text::trim_blanks(param.substr(eq + 1));
     if (text::iequals(key, "q")) range.q = parse_q(value);
     if (text::iequals(key, "version")) range.version = value;
     if (text::iequals(key, "proto")) range.proto = value;

@@ -34,6 +34,37 @@ inline std::string to_lower(std::string_view s) {
   return out;
 }
 
+// Spaces and tabs (HTTP's optional whitespace) off both ends.
+constexpr std::string_view trim_blanks(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// The value of one hex digit, or -1.
+constexpr int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// %XX decoded (a '%' without two hex digits stays as it is); '+' becomes a
+// space only when `plus_is_space` (form encoding), else stays '+'.
+inline std::string percent_decoded(std::string_view s, bool plus_is_space) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && hex_digit(s[i + 1]) >= 0 && hex_digit(s[i + 2]) >= 0) {
+      out += static_cast<char>(hex_digit(s[i + 1]) * 16 + hex_digit(s[i + 2]));
+      i += 2;
+    } else {
+      out += plus_is_space && s[i] == '+' ? ' ' : s[i];
+    }
+  }
+  return out;
+}
+
 // Text a peer wrote, made fit for one line of a terminal, a log or a row:
 // each control character (C0, DEL, and the C1 range U+0080-U+009F, which
 // some terminals also obey) written as a visible escape (\n, \r, \t, \xNN,
