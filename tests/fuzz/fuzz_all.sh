@@ -114,10 +114,13 @@ mkdir -p "${out}/obj" "${out}/bin"
 
 # --- building: one compiler process at a time --------------------------------
 
-# True when $1 (an object) is missing or older than a file its .d lists.
+# True when $2 (an object) is missing, was built from another tree than $1
+# (its source; the objects outlive a checkout, so a .d of another clone must
+# not vouch for this one), or is older than a file its .d lists.
 stale() {
-  local obj="$1" dep
+  local source="$1" obj="$2" dep
   [[ -f "${obj}" && -f "${obj%.o}.d" ]] || return 0
+  grep -qF " ${source} " <(tr -d '\\\n' <"${obj%.o}.d" | tr -s ' ' | sed 's/$/ /') || return 0
   while read -r dep; do
     [[ -z "${dep}" || "${dep}" == *: ]] && continue
     [[ -e "${dep}" && "${dep}" -nt "${obj}" ]] && return 0
@@ -129,7 +132,7 @@ stale() {
 # compile SOURCE OBJECT [sanitizer flag]
 compile() {
   local source="$1" obj="$2" sanitize="${3:--fsanitize=fuzzer-no-link,address,undefined}"
-  stale "${obj}" || return 0
+  stale "${source}" "${obj}" || return 0
   mkdir -p "$(dirname "${obj}")"
   echo "  compile ${source#"${root}"/}"
   nice -n 19 "${cxx}" "${flags[@]}" "${sanitize}" -MMD -MF "${obj%.o}.d" -c "${source}" -o "${obj}"
