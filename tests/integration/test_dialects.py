@@ -164,7 +164,14 @@ class NativeDialectsServe(unittest.TestCase):
         rhythm = sorted(g for i, g in enumerate(gaps) if i not in (9, 19))
         self.assertAlmostEqual(rhythm[len(rhythm) // 2], 20, delta=2.0, msg=rhythm)
         self.assertGreaterEqual(sum(abs(g - 20) <= TOL_MS for g in rhythm), len(rhythm) - 2, rhythm)
-        self.assertTrue(all(10 < g < 100 for g in rhythm), rhythm)
+        # A beat under 10 ms is only the upstream making up a late wake-up (once
+        # under ASan: 31.2 then 8.8 ms): it follows a long beat, and the two
+        # keep the 40 ms of two beats. Nothing between the stalls reaches 100 ms.
+        for i, g in enumerate(gaps):
+            if i in (9, 19) or 10 < g < 100:
+                continue
+            made_up = g <= 10 and i - 1 not in (-1, 9, 19) and abs(gaps[i - 1] + g - 40) <= 2 * TOL_MS
+            self.assertTrue(made_up, f'gap {i}: {gaps}')
         self.assertEqual(row['stalls'], 2)
         self.assertEqual(row['finish_reason'], 'stop')
         self.assertEqual(row['usage']['completion_tokens'], 30)
