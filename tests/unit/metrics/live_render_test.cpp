@@ -18,6 +18,7 @@
 #include "metrics/serializer.hpp"
 #include "metrics_fixtures.hpp"
 #include "prometheus/metrics.pb.h"
+#include "protobuf_decode.hpp"
 
 namespace lse::metrics {
 namespace {
@@ -30,17 +31,7 @@ using testing::series_sorted;
 using testing::success;
 
 std::vector<pb::MetricFamily> decode(const std::string& bytes) {
-  google::protobuf::io::ArrayInputStream in(bytes.data(), static_cast<int>(bytes.size()));
-  std::vector<pb::MetricFamily> out;
-  for (;;) {
-    pb::MetricFamily f;
-    bool clean_eof = false;
-    if (!google::protobuf::util::ParseDelimitedFromZeroCopyStream(&f, &in, &clean_eof)) {
-      EXPECT_TRUE(clean_eof) << "a message did not decode after " << out.size() << " families";
-      return out;
-    }
-    out.push_back(std::move(f));
-  }
+  return testing::decode_protobuf(bytes);
 }
 
 // What a render adds from its notes (created timestamps, exemplars, native

@@ -16,6 +16,7 @@
 #include "metrics_fixtures.hpp"
 #include "openmetrics.hpp"
 #include "prometheus/metrics.pb.h"
+#include "protobuf_decode.hpp"
 
 namespace lse::metrics {
 namespace {
@@ -27,17 +28,7 @@ using testing::make_config;
 using testing::make_target;
 
 std::vector<pb::MetricFamily> decode(const std::string& bytes) {
-  google::protobuf::io::ArrayInputStream in(bytes.data(), static_cast<int>(bytes.size()));
-  std::vector<pb::MetricFamily> out;
-  for (;;) {
-    pb::MetricFamily f;
-    bool clean_eof = false;
-    if (!google::protobuf::util::ParseDelimitedFromZeroCopyStream(&f, &in, &clean_eof)) {
-      EXPECT_TRUE(clean_eof) << "a message did not decode after " << out.size() << " families";
-      return out;
-    }
-    out.push_back(std::move(f));
-  }
+  return testing::decode_protobuf(bytes);
 }
 
 const pb::MetricFamily* family(const std::vector<pb::MetricFamily>& all, const std::string& name) {
