@@ -28,8 +28,10 @@ class Peer {
     bool deferred = false;
   };
 
-  // `settings` go in the server's first SETTINGS frame.
-  explicit Peer(const std::vector<nghttp2_settings_entry>& settings = {}) {
+  // `settings` go in the server's first SETTINGS frame; with `manual_window`
+  // the server opens its windows only by the test's WINDOW_UPDATEs.
+  explicit Peer(const std::vector<nghttp2_settings_entry>& settings = {},
+                bool manual_window = false) {
     nghttp2_session_callbacks* cbs = nullptr;
     nghttp2_session_callbacks_new(&cbs);
     nghttp2_session_callbacks_set_on_header_callback(cbs, &Peer::on_header);
@@ -37,6 +39,7 @@ class Peer {
     nghttp2_session_callbacks_set_on_frame_recv_callback(cbs, &Peer::on_frame);
     nghttp2_option* opt = nullptr;
     nghttp2_option_new(&opt);
+    nghttp2_option_set_no_auto_window_update(opt, manual_window ? 1 : 0);
     const int rv = nghttp2_session_server_new2(&ng_, cbs, this, opt);
     nghttp2_option_del(opt);
     nghttp2_session_callbacks_del(cbs);
