@@ -268,9 +268,16 @@ int Session::Impl::on_header(nghttp2_session*, const nghttp2_frame* frame, const
   });
 }
 
+// nghttp2 checked that :status is three digits; "051" passes that check
+// but is no HTTP status: the answer is malformed (RFC 9113 §8.1.1).
 void Session::Impl::header_block_done() {
-  if (s.in_trailers) return;
-  if (s.block_status >= 100 && s.block_status < 200) {
+  if (s.in_trailers || !s.malformed.empty()) return;
+  if (s.block_status < 100) {
+    s.malformed = fmt::format("malformed response: status {:03}", s.block_status);
+    nghttp2_submit_rst_stream(ng, NGHTTP2_FLAG_NONE, s.id, NGHTTP2_PROTOCOL_ERROR);
+    return;
+  }
+  if (s.block_status < 200) {
     ++s.interim;
     s.block.clear();
     return;
@@ -304,10 +311,10 @@ int Session::Impl::on_frame_recv(nghttp2_session*, const nghttp2_frame* frame, v
     switch (frame->hd.type) {
       case NGHTTP2_HEADERS:
         if (mine) self.header_block_done();
-        if (mine && end_stream) self.s.ended = true;
+        if (mine && end_stream && self.s.malformed.empty()) self.s.ended = true;
         break;
       case NGHTTP2_DATA:
-        if (mine && end_stream) self.s.ended = true;
+        if (mine && end_stream && self.s.malformed.empty()) self.s.ended = true;
         break;
       case NGHTTP2_RST_STREAM:
         // A reset after a complete answer (RFC 9113 §8.1: NO_ERROR while
@@ -329,8 +336,9 @@ int Session::Impl::on_data_chunk(nghttp2_session* ng, std::uint8_t, std::int32_t
                                  const std::uint8_t* data, std::size_t len, void* ud) {
   return guarded([&] {
     Impl& self = of(ud);
-    if (!self.ours(stream_id) || self.s.cancelling) {
-      // Not for the probe in flight: give the window back at once.
+    if (!self.ours(stream_id) || self.s.cancelling || !self.s.malformed.empty()) {
+      // Not for the probe in flight, or after the answer was rejected:
+      // give the window back at once.
       nghttp2_session_consume(ng, stream_id, len);
       return 0;
     }

@@ -78,7 +78,9 @@ class Peer {
     Stream& s = streams[id];
     s.out += std::move(body);
     s.out_eof = end;
-    std::vector<std::pair<std::string, std::string>> kv = {{":status", std::to_string(status)}};
+    std::string code = std::to_string(status);
+    code.insert(0, 3 - std::min<std::size_t>(3, code.size()), '0');
+    std::vector<std::pair<std::string, std::string>> kv = {{":status", code}};
     for (const Field& f : fields) kv.emplace_back(f.name, f.value);
     std::vector<nghttp2_nv> nva;
     for (auto& [n, v] : kv) {

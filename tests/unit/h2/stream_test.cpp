@@ -200,6 +200,21 @@ TEST(H2Stream, ContentLengthMismatchIsOurResetForAMalformedAnswer) {
   EXPECT_FALSE(f.client.ended());
 }
 
+// Three digits pass nghttp2's check, but 051 is no HTTP status.
+TEST(H2Stream, AStatusBelow100IsMalformed) {
+  Fixture f(0);
+  f.server.respond(1, 51, {}, "body", true);
+  exchange(f.client, f.server);
+  EXPECT_EQ(f.client.head(), nullptr);
+  EXPECT_FALSE(f.client.has_data());
+  EXPECT_FALSE(f.client.ended());
+  const Trouble& t = f.client.trouble();
+  EXPECT_EQ(t.kind, Break::stream_reset);
+  EXPECT_FALSE(t.by_peer);
+  EXPECT_EQ(t.error_code, 1u);
+  EXPECT_NE(t.detail.find("status 051"), std::string::npos) << t.detail;
+}
+
 TEST(H2Stream, HeaderListOverTheLimitIsResetByUs) {
   Settings small;
   small.max_header_bytes = 300;
