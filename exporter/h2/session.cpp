@@ -126,9 +126,10 @@ struct Session::Impl {
   static Impl& of(void* user_data) { return *static_cast<Impl*>(user_data); }
   bool ours(std::int32_t stream_id) const { return s.id != 0 && stream_id == s.id; }
 
-  void set_trouble(Break kind, bool by_peer, std::uint32_t code, std::string detail) {
+  void set_trouble(Break kind, bool by_peer, std::uint32_t code, std::string detail,
+                   bool unprocessed = false) {
     if (s.id == 0 || s.trouble.kind != Break::none) return;
-    s.trouble = Trouble{kind, by_peer, code, std::move(detail)};
+    s.trouble = Trouble{kind, by_peer, code, std::move(detail), unprocessed};
   }
   void fail_fatally(int lib_error);
   void pump(std::string& into, std::size_t limit);
@@ -295,7 +296,8 @@ void Session::Impl::goaway_received(const nghttp2_goaway& goaway) {
     set_trouble(
         Break::goaway, true, goaway.error_code,
         fmt::format("GOAWAY {} from the server left the stream unprocessed (last stream {})",
-                    code_text(goaway.error_code), goaway.last_stream_id));
+                    code_text(goaway.error_code), goaway.last_stream_id),
+        true);
   } else if (goaway.error_code != NGHTTP2_NO_ERROR) {
     set_trouble(
         Break::goaway, true, goaway.error_code,
@@ -322,7 +324,8 @@ int Session::Impl::on_frame_recv(nghttp2_session*, const nghttp2_frame* frame, v
         if (mine && !self.s.ended) {
           const std::uint32_t code = frame->rst_stream.error_code;
           self.set_trouble(Break::stream_reset, true, code,
-                           fmt::format("RST_STREAM {} from the server", code_text(code)));
+                           fmt::format("RST_STREAM {} from the server", code_text(code)),
+                           code == NGHTTP2_REFUSED_STREAM);
         }
         break;
       case NGHTTP2_GOAWAY: self.goaway_received(frame->goaway); break;

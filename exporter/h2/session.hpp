@@ -69,6 +69,10 @@ struct Trouble {
   bool by_peer = false;          // the server sent it (RST_STREAM, GOAWAY)
   std::uint32_t error_code = 0;  // RFC 9113 §7 code (sent or received)
   std::string detail;  // short, secret-free: "RST_STREAM INTERNAL_ERROR (0x2) from the server"
+  // The server said it did not process the request (RFC 9113 §8.7: a GOAWAY
+  // whose last_stream_id is below the stream, or RST_STREAM REFUSED_STREAM),
+  // so sending it again on a new connection is safe.
+  bool unprocessed = false;
 };
 
 // "NO_ERROR" .. "HTTP_1_1_REQUIRED"; "0x1f" style for codes RFC 9113 does not name.

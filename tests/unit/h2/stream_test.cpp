@@ -118,6 +118,7 @@ TEST(H2Stream, ServerResetMidBodyKeepsTheDataBeforeIt) {
   EXPECT_EQ(t.error_code, 2u);
   EXPECT_EQ(error_code_name(t.error_code), "INTERNAL_ERROR");
   EXPECT_EQ(t.detail, "RST_STREAM INTERNAL_ERROR (0x2) from the server");
+  EXPECT_FALSE(t.unprocessed);
   EXPECT_FALSE(f.client.ended());
   EXPECT_FALSE(f.client.reusable());
 }
@@ -130,6 +131,7 @@ TEST(H2Stream, ResetBeforeAnyHeadIsStillTheServers) {
   EXPECT_EQ(f.client.trouble().kind, Break::stream_reset);
   EXPECT_TRUE(f.client.trouble().by_peer);
   EXPECT_EQ(f.client.trouble().error_code, 7u);
+  EXPECT_TRUE(f.client.trouble().unprocessed);  // REFUSED_STREAM: safe to send again
 }
 
 TEST(H2Stream, GoawayBelowOurStreamCutsIt) {
@@ -141,6 +143,7 @@ TEST(H2Stream, GoawayBelowOurStreamCutsIt) {
   EXPECT_TRUE(t.by_peer);
   EXPECT_EQ(t.error_code, 0u);
   EXPECT_NE(t.detail.find("last stream 0"), std::string::npos) << t.detail;
+  EXPECT_TRUE(t.unprocessed);
   EXPECT_FALSE(f.client.reusable());
 }
 
@@ -152,6 +155,7 @@ TEST(H2Stream, GoawayWithAnErrorCodeMidStreamCutsIt) {
   exchange(f.client, f.server);
   EXPECT_EQ(f.client.trouble().kind, Break::goaway);
   EXPECT_EQ(f.client.trouble().error_code, 0xbu);
+  EXPECT_FALSE(f.client.trouble().unprocessed);  // stream 1 <= last_stream_id 1
   std::string got;
   f.client.take_data(got);
   EXPECT_EQ(got, "data: a\n\n");
