@@ -108,6 +108,34 @@ TEST(H2Flow, WithoutTakeDataTheServerStallsAtTheWindow) {
 
 // The server announces INITIAL_WINDOW_SIZE 0: the body waits, then one
 // WINDOW_UPDATE lets it finish.
+// Bytes of a finished stream that nobody took are given back to the
+// connection window: the next stream on the connection is not starved.
+TEST(H2Flow, UntakenDataOfAFinishedStreamFreesTheConnectionWindow) {
+  Session client(Settings{65535, 65535, 65536});
+  Peer server;
+  client.submit(post("{}"));
+  exchange(client, server);
+  server.respond(1, 200, {}, std::string(100 * std::size_t{1024}, 'a'), true);
+  exchange(client, server);
+  ASSERT_TRUE(client.has_data());
+  ASSERT_FALSE(client.ended());
+  client.finish_stream();  // 65535 bytes never taken, the rest never sent
+  exchange(client, server);
+  client.submit(post("{}"));
+  exchange(client, server);
+  ASSERT_EQ(client.stream_id(), 3);
+  const std::string second(50000, 'b');
+  server.respond(3, 200, {}, second, true);
+  std::string got;
+  for (int i = 0; i < 50 && !client.ended(); ++i) {
+    exchange(client, server);
+    client.take_data(got);
+  }
+  EXPECT_EQ(got, second);
+  EXPECT_TRUE(client.ended());
+  EXPECT_EQ(client.trouble().kind, Break::none);
+}
+
 TEST(H2Flow, ZeroServerWindowHoldsTheBodyBack) {
   Peer server({{NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, 0}}, true);
   Session client;

@@ -103,6 +103,53 @@ TEST(H2Stream, SeveralEventsInOneFrameAndOneEventAcrossManyFrames) {
   }
 }
 
+TEST(H2Stream, TrailersEndTheStreamAndLeaveTheHeadAlone) {
+  Fixture f(0);
+  f.server.respond(1, 200, {{"content-type", "text/event-stream"}}, "data: a\n\n", false);
+  exchange(f.client, f.server);
+  std::string name = "x-usage";
+  std::string value = "12";
+  const std::vector<nghttp2_nv> trailer = {nghttp2_nv{
+      reinterpret_cast<std::uint8_t*>(name.data()), reinterpret_cast<std::uint8_t*>(value.data()),
+      name.size(), value.size(), NGHTTP2_NV_FLAG_NONE}};
+  nghttp2_submit_trailer(f.server.ng(), 1, trailer.data(), trailer.size());
+  exchange(f.client, f.server);
+  ASSERT_NE(f.client.head(), nullptr);
+  EXPECT_EQ(f.client.head()->status, 200);
+  ASSERT_EQ(f.client.head()->fields.size(), 1u);
+  EXPECT_EQ(f.client.head()->fields[0].name, "content-type");
+  EXPECT_TRUE(f.client.ended());
+  EXPECT_EQ(f.client.trouble().kind, Break::none);
+  std::string got;
+  f.client.take_data(got);
+  EXPECT_EQ(got, "data: a\n\n");
+}
+
+// A reset read one byte at a time: the data before it, then the trouble,
+// each right after the read that completed it.
+TEST(H2Stream, AResetFedByteByByteArrivesWithItsLastByte) {
+  Fixture f(0);
+  f.server.respond(1, 200, {}, "data: a\n\n", false);
+  std::string wire = f.server.drain();
+  const std::size_t answer = wire.size();
+  nghttp2_submit_rst_stream(f.server.ng(), NGHTTP2_FLAG_NONE, 1, NGHTTP2_CANCEL);
+  wire += f.server.drain();
+  ASSERT_EQ(wire.size(), answer + 13);  // RST_STREAM: 9-byte header + 4-byte code
+  std::string got;
+  for (std::size_t i = 0; i < wire.size(); ++i) {
+    f.client.feed(std::string_view(wire).substr(i, 1));
+    f.client.take_data(got);
+    const bool last = i + 1 == wire.size();
+    EXPECT_EQ(f.client.trouble().kind, last ? Break::stream_reset : Break::none) << i;
+    if (i + 1 == answer) {
+      EXPECT_EQ(got, "data: a\n\n");
+    }
+  }
+  EXPECT_EQ(got, "data: a\n\n");
+  EXPECT_EQ(f.client.trouble().error_code, 8u);  // CANCEL
+  EXPECT_TRUE(f.client.trouble().by_peer);
+}
+
 TEST(H2Stream, ServerResetMidBodyKeepsTheDataBeforeIt) {
   Fixture f(0);
   f.server.respond(1, 200, {}, "data: a\n\n", false);
