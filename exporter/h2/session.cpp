@@ -456,6 +456,12 @@ void Session::submit(const Request& request) {
   Impl& m = *impl_;
   if (m.s.id != 0) finish_stream();
   m.s = Impl::Stream{};
+  if (m.dead || m.goaway_sent) {
+    m.s.id = -1;
+    m.s.trouble = Trouble{Break::connection_error, false, NGHTTP2_INTERNAL_ERROR,
+                          "HTTP/2: the connection failed before this request"};
+    return;
+  }
   std::vector<std::pair<std::string, std::string>> fields = {
       {":method", request.method},
       {":scheme", request.scheme},

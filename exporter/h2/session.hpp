@@ -90,6 +90,9 @@ class Session {
   // go to output(), after the connection preface, SETTINGS and the
   // connection WINDOW_UPDATE on the first one.
   void submit(const Request& request);
+  // 1, 3, 5, ...; 0 before the first submit(); -1 when submit() could not
+  // open a stream (the connection failed, or no stream ids are left): then
+  // trouble() is a connection_error that says why.
   std::int32_t stream_id() const;
 
   // Bytes to write now; empty when there is nothing. Valid until wrote(),

@@ -224,6 +224,12 @@ TEST(H2Flow, GarbageAfterAValidPrefaceIsAConnectionError) {
   for (int i = 0; i < 4096; ++i) junk.push_back(static_cast<char>((i * 131 + 7) % 256));
   client.feed(junk);
   EXPECT_EQ(client.trouble().kind, Break::connection_error);
+  // A request on the failed connection fails at once instead of waiting.
+  client.finish_stream();
+  client.submit(post("{}"));
+  EXPECT_EQ(client.stream_id(), -1);
+  EXPECT_EQ(client.trouble().kind, Break::connection_error);
+  EXPECT_FALSE(client.reusable());
 }
 
 }  // namespace
