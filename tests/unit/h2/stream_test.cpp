@@ -280,6 +280,8 @@ TEST(H2Stream, HeaderListOverTheLimitIsResetByUs) {
   EXPECT_FALSE(t.by_peer);
   EXPECT_NE(t.detail.find("over 300 bytes"), std::string::npos) << t.detail;
   EXPECT_EQ(client.head(), nullptr);
+  EXPECT_FALSE(client.has_data());  // the DATA after the rejected head is dropped
+  EXPECT_FALSE(client.ended());
   ASSERT_EQ(server.resets.size(), 1u);
   EXPECT_EQ(server.resets[0].second, t.error_code);
   // The value itself never reaches the detail.
