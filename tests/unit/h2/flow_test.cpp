@@ -158,6 +158,32 @@ TEST(H2Flow, ZeroServerWindowHoldsTheBodyBack) {
   EXPECT_TRUE(server.streams[1].request_ended);
 }
 
+// An early answer while the body waits for the window (a 413, say), then
+// the server's RST_STREAM NO_ERROR (RFC 9113 §8.1): a complete answer, no
+// trouble, and the connection stays usable.
+TEST(H2Flow, AnEarlyAnswerWhileTheBodyWaitsIsComplete) {
+  Peer server({{NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, 0}}, true);
+  Session client;
+  client.submit(post("a body the server will not take"));
+  client.feed(server.drain());
+  exchange(client, server);
+  ASSERT_TRUE(client.window_blocked());
+  server.respond(1, 413, {}, "too large", true);
+  client.feed(server.drain());  // the answer, then (nghttp2 would send it first) the reset
+  nghttp2_submit_rst_stream(server.ng(), NGHTTP2_FLAG_NONE, 1, NGHTTP2_NO_ERROR);
+  exchange(client, server);
+  ASSERT_NE(client.head(), nullptr);
+  EXPECT_EQ(client.head()->status, 413);
+  std::string got;
+  client.take_data(got);
+  EXPECT_EQ(got, "too large");
+  EXPECT_TRUE(client.ended());
+  EXPECT_EQ(client.trouble().kind, Break::none);
+  EXPECT_FALSE(client.request_sent());
+  EXPECT_FALSE(client.window_blocked());  // the stream is closed: nothing waits any more
+  EXPECT_TRUE(client.reusable());
+}
+
 // The server's MAX_FRAME_SIZE (16384, the smallest allowed) splits a large
 // request body into frames; it arrives intact.
 TEST(H2Flow, RequestBodyRespectsTheServersFrameSize) {
