@@ -29,6 +29,7 @@
 #include <string_view>
 #include <vector>
 
+#include "h2/session.hpp"
 #include "http/fault.hpp"
 #include "http/request.hpp"
 #include "http/response_reader.hpp"
@@ -41,11 +42,23 @@ namespace asio = boost::asio;
 using Clock = std::chrono::steady_clock;
 using TimePoint = Clock::time_point;
 
+// The protocol a target's exchanges speak.
+// - http1_1: HTTP/1.1 only; nothing offered by ALPN (the wire as it always was).
+// - http2: over TLS, ALPN offers "h2,http/1.1" and anything but h2 is the
+//   fault h2_not_negotiated (Stage::tls); over http://, prior-knowledge h2c
+//   (the connection preface right after connect); through an HTTP proxy to
+//   an http:// target, h2_not_negotiated (the proxy forwards HTTP/1.1).
+// - automatic: over TLS, ALPN offers "h2,http/1.1" and the exchange speaks
+//   what the server picked (HTTP/1.1 when it picked nothing); http:// is HTTP/1.1.
+enum class HttpVersion { http1_1, http2, automatic };
+
 struct ClientOptions {
   net::Url url;
   TlsOptions tls;
   std::optional<net::Url> proxy;  // HTTP proxy: CONNECT for https, absolute-form for http
   ResponseLimits limits;          // header size, decoded bytes per read
+  HttpVersion http_version = HttpVersion::http1_1;
+  h2::Settings http2;  // windows announced on an HTTP/2 connection
 };
 
 // Instants of the connection phases (empty when a pooled connection is reused).

@@ -25,6 +25,7 @@ struct Client::Conn {
   // Set for https targets: OpenSSL reads through `reader`. In place, beside
   // the socket and its reader that every read touches with it.
   std::optional<TlsStream> tls;
+  bool http2 = false;  // speaks HTTP/2 (ALPN h2, or prior-knowledge h2c)
 };
 
 }  // namespace lse::http
