@@ -93,6 +93,7 @@ awaitable<Client::Step> Client::open(TimePoint deadline, Stamps& stamps) {
     if (Step f = co_await handshake(deadline)) co_return f;
     stamps.tls_done = Clock::now();
   }
+  if (conn_->http2) conn_->h2 = std::make_unique<h2::Session>(options_.http2);
   co_return std::nullopt;
 }
 
