@@ -411,4 +411,23 @@ TEST(ClientH2, ABodyTheServersWindowHoldsBackFailsAtSendAtTheDeadline) {
   EXPECT_NEAR(ms(Clock::now() - began), 400.0, 300.0);
 }
 
+// The server answers (413, END_STREAM) while the body still waits for its
+// window: that answer is the exchange's, at once, not a send deadline.
+TEST(ClientH2, AnAnswerWhileTheBodyIsHeldBackIsTheResponse) {
+  H2Peer peer(
+      [](H2PeerConn& c) {
+        c.start_h2();
+        const auto id = c.read_h2_headers();
+        c.send_headers(id, 413, {{"content-type", "application/json"}}, true);
+        c.hang();
+      },
+      {});
+  const TimePoint began = Clock::now();
+  const auto e = exchange({peer.url(), HttpVersion::http2, std::string(100000, 'x'), 2s}).at(0);
+  ASSERT_TRUE(e.started.response) << e.started.response.fault().detail;
+  EXPECT_EQ(e.started.response->status, 413);
+  EXPECT_TRUE(e.body_done);
+  EXPECT_LT(ms(Clock::now() - began), 1000.0);
+}
+
 }  // namespace
