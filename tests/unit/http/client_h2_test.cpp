@@ -411,6 +411,24 @@ TEST(ClientH2, ABodyTheServersWindowHoldsBackFailsAtSendAtTheDeadline) {
   EXPECT_NEAR(ms(Clock::now() - began), 400.0, 300.0);
 }
 
+TEST(ClientH2, AnErrorAnswersFieldsAreReadFromItsHeaders) {
+  H2Peer peer(
+      [](H2PeerConn& c) {
+        c.start_h2();
+        const auto id = c.read_h2_request();
+        c.send_headers(id, 429, {{"content-type", "application/json"}, {"retry-after", "7"}});
+        c.send_data(id, "{\"error\":\"slow down\"}", true);
+        c.hang();
+      },
+      {});
+  const auto e = exchange({peer.url()}).at(0);
+  ASSERT_TRUE(e.started.response) << e.started.response.fault().detail;
+  EXPECT_EQ(e.started.response->status, 429);
+  EXPECT_EQ(e.started.response->retry_after, "7");
+  EXPECT_EQ(e.started.response->content_type, "application/json");
+  EXPECT_EQ(e.body(), "{\"error\":\"slow down\"}");
+}
+
 // The server answers (413, END_STREAM) while the body still waits for its
 // window: that answer is the exchange's, at once, not a send deadline.
 TEST(ClientH2, AnAnswerWhileTheBodyIsHeldBackIsTheResponse) {
