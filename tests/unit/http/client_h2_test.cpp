@@ -429,6 +429,26 @@ TEST(ClientH2, AnErrorAnswersFieldsAreReadFromItsHeaders) {
   EXPECT_EQ(e.body(), "{\"error\":\"slow down\"}");
 }
 
+// An HTTP/1.1 answer on a prior-knowledge h2c connection: a connection
+// error, malformed (triage: protocol), with the code the client sent.
+TEST(ClientH2, AnHttp11AnswerToH2cIsAnH2ProtocolFault) {
+  H2Peer peer(
+      [](H2PeerConn& c) {
+        c.fill();
+        c.write("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+        c.hang();
+      },
+      {.tls = false});
+  const auto e = exchange({peer.url(), HttpVersion::http2}).at(0);
+  ASSERT_FALSE(e.started.response);
+  const auto& f = e.started.response.fault();
+  EXPECT_EQ(f.stage, Stage::headers);
+  EXPECT_EQ(f.ec, make_error_code(Errc::h2_protocol));
+  EXPECT_TRUE(lse::http::is_malformed(f.ec));
+  ASSERT_TRUE(f.h2_error.has_value());
+  EXPECT_EQ(*f.h2_error, 1U);  // PROTOCOL_ERROR
+}
+
 // The server answers (413, END_STREAM) while the body still waits for its
 // window: that answer is the exchange's, at once, not a send deadline.
 TEST(ClientH2, AnAnswerWhileTheBodyIsHeldBackIsTheResponse) {
