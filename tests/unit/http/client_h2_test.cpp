@@ -429,6 +429,27 @@ TEST(ClientH2, AnErrorAnswersFieldsAreReadFromItsHeaders) {
   EXPECT_EQ(e.body(), "{\"error\":\"slow down\"}");
 }
 
+// GOAWAY INTERNAL_ERROR before any answer, then the close: the server's
+// reset of the exchange (stream_reset, its code), not a lost connection.
+TEST(ClientH2, GoawayWithAnErrorBeforeTheHeadIsStreamResetAtTheHeaders) {
+  H2Peer peer(
+      [](H2PeerConn& c) {
+        c.start_h2();
+        c.read_h2_request();
+        c.write(lse::test::h2frame::frame(lse::test::h2frame::kSettings, 0, 0, ""));
+        c.send_goaway(0, 2);
+      },
+      {});
+  const auto e = exchange({peer.url()}).at(0);
+  ASSERT_FALSE(e.started.response);
+  const auto& f = e.started.response.fault();
+  EXPECT_EQ(f.stage, Stage::headers);
+  EXPECT_EQ(f.ec, make_error_code(Errc::stream_reset));
+  ASSERT_TRUE(f.h2_error.has_value());
+  EXPECT_EQ(*f.h2_error, 2U);
+  EXPECT_FALSE(lse::http::is_connection_lost(f));
+}
+
 // An HTTP/1.1 answer on a prior-knowledge h2c connection: a connection
 // error, malformed (triage: protocol), with the code the client sent.
 TEST(ClientH2, AnHttp11AnswerToH2cIsAnH2ProtocolFault) {
