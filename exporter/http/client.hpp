@@ -29,6 +29,7 @@
 #include <string_view>
 #include <vector>
 
+#include "h2/session.hpp"
 #include "http/fault.hpp"
 #include "http/request.hpp"
 #include "http/response_reader.hpp"
@@ -41,11 +42,19 @@ namespace asio = boost::asio;
 using Clock = std::chrono::steady_clock;
 using TimePoint = Clock::time_point;
 
+// Which HTTP the client speaks: `automatic` offers ALPN "h2,http/1.1" over
+// TLS and speaks what the server picks (HTTP/1.1 over plain http://);
+// `http2` requires h2 over TLS and uses prior-knowledge h2c over http://;
+// `http1_1` speaks HTTP/1.1 only.
+enum class HttpVersion { http1_1, http2, automatic };
+
 struct ClientOptions {
   net::Url url;
   TlsOptions tls;
   std::optional<net::Url> proxy;  // HTTP proxy: CONNECT for https, absolute-form for http
   ResponseLimits limits;          // header size, decoded bytes per read
+  HttpVersion http_version = HttpVersion::http1_1;
+  h2::Settings http2;  // flow-control windows when HTTP/2 is spoken
 };
 
 // Instants of the connection phases (empty when a pooled connection is reused).

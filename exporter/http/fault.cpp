@@ -19,6 +19,9 @@ class Category : public boost::system::error_category {
       case Errc::corrupt_encoding: return "corrupt compressed body";
       case Errc::decoded_too_large: return "compressed body decodes past the cap";
       case Errc::name_not_resolved: return "name not resolved";
+      case Errc::stream_reset: return "HTTP/2 stream reset by the server";
+      case Errc::h2_protocol: return "HTTP/2 protocol error";
+      case Errc::h2_not_negotiated: return "HTTP/2 not negotiated";
     }
     return "unknown";
   }

@@ -5,6 +5,7 @@
 #pragma once
 #include <utility>
 #include <boost/system/error_code.hpp>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <variant>
@@ -32,6 +33,9 @@ struct Fault {
   Interrupt interrupt = Interrupt::none;
   error_code ec;       // the operation's own error; may be empty when interrupted
   std::string detail;  // short, secret-free
+  // RFC 9113 error code of an HTTP/2 fault (the default initializer keeps
+  // Fault{stage, interrupt, ec, detail} free of missing-initializer warnings).
+  std::optional<std::uint32_t> h2_error = std::nullopt;
 };
 
 // The client's own error codes, for faults no Boost or OpenSSL code names.
@@ -41,6 +45,9 @@ enum class Errc {
   corrupt_encoding,      // compressed body that does not decode
   decoded_too_large,     // one read decodes to more than the cap (a compression bomb)
   name_not_resolved,     // the lookup of the host (or proxy) failed: the fault's detail says why
+  stream_reset,          // the server's RST_STREAM on our stream, or its GOAWAY that left or cut it
+  h2_protocol,           // an HTTP/2 connection error, or our RST_STREAM for a malformed answer
+  h2_not_negotiated,     // HTTP/2 required but the server (ALPN) or the proxy path did not allow it
 };
 const boost::system::error_category& error_category();
 error_code make_error_code(Errc e);
