@@ -58,7 +58,8 @@ struct Head {
 // What broke the current stream, beside a clean END_STREAM.
 enum class Break {
   none,
-  stream_reset,      // RST_STREAM on the stream (by_peer: the server's; else ours, for a malformed answer)
+  stream_reset,      // RST_STREAM on the stream (by_peer: the server's; else ours, for a malformed
+                     // answer)
   goaway,            // the server's GOAWAY left the stream unprocessed or cut it
   connection_error,  // bad frames, HPACK, flow-control violation, or the session failed
 };
