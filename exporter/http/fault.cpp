@@ -39,7 +39,8 @@ error_code make_error_code(Errc e) { return {static_cast<int>(e), error_category
 bool is_malformed(const error_code& ec) {
   if (ec.category() == error_category())
     return ec != make_error_code(Errc::proxy_refused) &&
-           ec != make_error_code(Errc::name_not_resolved);
+           ec != make_error_code(Errc::name_not_resolved) &&
+           ec != make_error_code(Errc::stream_reset);
   return ec.category() ==
              boost::beast::http::make_error_code(boost::beast::http::error::end_of_stream)
                  .category() &&
@@ -48,6 +49,7 @@ bool is_malformed(const error_code& ec) {
 
 bool is_connection_lost(const Fault& f) {
   if (f.interrupt != Interrupt::none || is_malformed(f.ec)) return false;
+  if (f.ec.category() == error_category()) return false;  // our own facts, never a close
   switch (f.stage) {
     case Stage::send: return true;  // a failed write: the peer is gone
     case Stage::headers:
