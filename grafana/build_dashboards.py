@@ -305,11 +305,12 @@ def info_table(title, description, expr, columns, links=None):
     }
 
 
-TARGET_COLUMNS = ["target", "api", "model", "host", "location"]
+TARGET_COLUMNS = ["target", "api", "model", "host", "http_version", "location"]
 TARGETS_EXPR = (f'max by ({", ".join(TARGET_COLUMNS)}) '
                 f'(llm_stream_target_info{{{SEL_T}}})')
 TARGETS_DESCRIPTION = (
-    "One row per probed target: the API dialect it speaks, the model and the upstream host "
+    "One row per probed target: the API dialect it speaks, the model, the upstream host, the HTTP "
+    "version its latest answered probe spoke (1.1 or 2) "
     "(and the prober location when probing from several nodes/zones). Use it to tell which "
     "provider or gateway a target name stands for before paging its owner. A target missing "
     "here is not in the exporter's configuration (or its exporter is not scraped).")
@@ -1007,7 +1008,8 @@ def drilldown():
         "(credentials owner); http_429: rate limit or quota; http_5xx, upstream_error: provider "
         "or gateway; dns/connect/tls: DNS, network or certificates (platform team); "
         "timeout_*: overloaded provider or a hanging path; truncated/protocol: the stream broke "
-        "or is malformed (proxy or provider).",
+        "or is malformed (proxy or provider); reset: the server or edge reset the HTTP/2 stream "
+        "(the row's h2_error names the code).",
         targets((f'sum by (reason) (increase(llm_stream_probe_failures_total{{{SEL}}}[$__rate_interval]))', "{{reason}}")),
         unit="short", stack=True), 8, 8)
     lay.add(timeseries(
