@@ -68,6 +68,10 @@ class ClientGone(Exception):
     pass
 
 
+class StreamGone(Exception):
+    """The client reset the stream being answered (e.g. its probe timed out)."""
+
+
 def parse_mode(path):
     """'/h2/rst:5/s/x/v1/chat/completions' -> (('rst', 5), '/s/x/v1/chat/completions')."""
     if not path.startswith('/h2/'):
@@ -198,7 +202,10 @@ class Connection:
                 if not self.ready:
                     self.pump(0.2)
                     continue
-                self.serve(self.ready.pop(0))
+                try:
+                    self.serve(self.ready.pop(0))
+                except (StreamGone, h2.exceptions.StreamClosedError):
+                    self.flush()
         except ClientGone:
             pass
         finally:
@@ -261,6 +268,8 @@ class Connection:
 
     def cut(self, s, kind, due):
         self.wait_until(due)
+        if s.reset_by_client is not None:
+            raise StreamGone()
         if kind == 'rst':
             self.conn.reset_stream(s.sid, h2.errors.ErrorCodes.INTERNAL_ERROR)
             self.flush()
@@ -291,8 +300,10 @@ class Connection:
         for n, (at, frames) in enumerate(plan):
             self.wait_until(at)
             for k, frame in enumerate(frames):
-                while self.conn.local_flow_control_window(s.sid) < len(frame):
+                while s.reset_by_client is None and self.conn.local_flow_control_window(s.sid) < len(frame):
                     self.pump(1.0)  # the client's WINDOW_UPDATE
+                if s.reset_by_client is not None:
+                    raise StreamGone()
                 last = end and n == len(plan) - 1 and k == len(frames) - 1
                 self.conn.send_data(s.sid, frame, end_stream=last)
             self.flush()

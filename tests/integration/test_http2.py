@@ -26,11 +26,13 @@ import unittest
 
 from h2_peers import NGHTTPX, H2Server, Nghttpx, have_python_h2
 from harness import Exporter, Nginx, TempDir, Upstream, render_config, wait_for
+from test_proxy import SQUID, Squid
 
 TOL_MS = 5.0            # TTFT and the planted stall, as test_clock.py
 GAP_P90_MS = 2.0        # paired gap errors, as test_clock.py's paired test
 GAP_MAX_MS = 15.0
 SPEC = 'ttft=150,gap=20,chunks=12,stall=10:400'
+GZIP = ['proxy_buffering off', 'gzip on', 'gzip_types text/event-stream', 'gzip_min_length 0']
 
 
 def tls_line(ca):
@@ -71,7 +73,7 @@ class RealProxies(unittest.TestCase, ClockChecks):
         with TempDir() as tmp, Upstream(tmp) as up, Upstream(tmp, tls=True, name='tls-upstream') as h1:
             pki = h1.pki
             with Nghttpx(tmp, up.port, pki) as ngx_h2, \
-                    Nginx(tmp, up.base, {'p': ['proxy_buffering off']}, tls=pki, http2=True) as ngx:
+                    Nginx(tmp, up.base, {'p': ['proxy_buffering off'], 'gz': GZIP}, tls=pki, http2=True) as ngx:
                 self.run_targets(tmp, up, h1, ngx_h2, ngx)
 
     def run_targets(self, tmp, up, h1, nghttpx, nginx):
@@ -87,6 +89,8 @@ class RealProxies(unittest.TestCase, ClockChecks):
             {'name': 'nginx-no-h2-auto', 'url': nginx.url('p', 'ttft=50,gap=10,chunks=5', nginx.plain_tls_base),
              'extra': [ca, 'http_version: "auto"']},
             {'name': 'h1-only-2', 'url': h1.url('ttft=50,gap=10,chunks=5'), 'extra': [ca, 'http_version: "2"']},
+            {'name': 'nginx-gzip', 'url': nginx.url('gz', 'ttft=100,gap=40,chunks=10'),
+             'extra': [ca, 'http_version: "2"', 'accept_encoding: [gzip]']},
         ]
         with Exporter(tmp, render_config(targets, {'interval': '3s', 'warmup': 1})) as ex:
             for t in targets:
@@ -119,6 +123,14 @@ class RealProxies(unittest.TestCase, ClockChecks):
             self.assertEqual(rows[name]['http_version'], version, name)
             self.assertEqual(rows[name]['chunks'], 5, name)
             self.assertIn((name, version), info)
+        # gzip over h2, flushed per upstream write: decoded chunk by chunk as on HTTP/1.1.
+        gz = rows['nginx-gzip']
+        self.assertTrue(gz['ok'], gz)
+        self.assertEqual(gz['http_version'], '2')
+        self.assertEqual(gz['content_encoding'], 'gzip')
+        self.assertEqual(gz['chunks'], 10)
+        self.assertEqual(gz['coalesced_chunks'], 0, gz)
+        self.assertAlmostEqual(sorted(gz['gaps_ms'])[4], 40, delta=5, msg=gz['gaps_ms'])
         # "2" where the server does not offer h2: a clear protocol failure, at once.
         bad = rows['h1-only-2']
         self.assertFalse(bad['ok'])
@@ -235,6 +247,39 @@ class ScriptedH2Server(unittest.TestCase, ClockChecks):
         rst = sorted((s for s in streams if s['mode'] == 'rst'), key=lambda s: s['t_request'])
         self.assertGreaterEqual(len(rst), 2, rst)
         self.assertEqual(rst[1]['conn'], rst[0]['conn'], rst)
+
+
+@unittest.skipUnless(have_python_h2() and SQUID, 'needs python3-h2 and squid')
+class ThroughForwardProxy(unittest.TestCase):
+    """h2 inside a CONNECT tunnel of a real squid; h2c cannot go through an HTTP proxy."""
+
+    def test_h2_in_a_connect_tunnel(self):
+        with TempDir() as tmp, H2Server(tmp, tls=True) as srv, H2Server(tmp, tls=False) as h2c, \
+                Squid(tmp) as squid:
+            proxy = f'proxy_url: "{squid.url}"'
+            targets = [
+                {'name': 'tunnel', 'url': srv.url('plain', 'ttft=50,gap=20,chunks=8'),
+                 'extra': [tls_line(srv.pki['ca']), 'http_version: "2"', proxy]},
+                {'name': 'h2c-via-proxy', 'url': h2c.url('plain', 'ttft=50,gap=20,chunks=8'),
+                 'extra': ['http_version: "2"', proxy]},
+            ]
+            with Exporter(tmp, render_config(targets, {'interval': '3s', 'warmup': 0})) as ex:
+                for t in targets:
+                    ex.wait_probes(t['name'], 1, timeout=20)
+                rows = {t['name']: ex.rows(t['name'])[-1] for t in targets}
+            tunnel = rows['tunnel']
+            self.assertTrue(tunnel['ok'], tunnel)
+            self.assertTrue(tunnel['via_proxy'])
+            self.assertEqual(tunnel['http_version'], '2')
+            self.assertEqual(tunnel['chunks'], 8)
+            self.assertEqual([s['outcome'] for s in srv.streams('plain')][:1], ['complete'])
+            squid.wait_entries(f'CONNECT 127.0.0.1:{srv.port} ', 1)
+            # An http:// target through an HTTP proxy is forwarded as HTTP/1.1 requests:
+            # no h2c there, a clear protocol failure instead of a silent downgrade.
+            bad = rows['h2c-via-proxy']
+            self.assertFalse(bad['ok'], bad)
+            self.assertEqual(bad['reason'], 'protocol', bad)
+            self.assertEqual(h2c.streams(), [])
 
 
 if __name__ == '__main__':
