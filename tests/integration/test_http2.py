@@ -22,11 +22,16 @@ Each target's first probe is a warmup (opens the connection; never in rows),
 the measured probe follows 3 s later on the warm connection.
 """
 import os
+import re
+import shutil
+import subprocess
 import unittest
 
 from h2_peers import NGHTTPX, H2Server, Nghttpx, have_python_h2
 from harness import Exporter, Nginx, TempDir, Upstream, render_config, wait_for
 from test_proxy import SQUID, Squid
+
+NGHTTP = shutil.which('nghttp')
 
 TOL_MS = 5.0            # TTFT and the planted stall, as test_clock.py
 GAP_P90_MS = 2.0        # paired gap errors, as test_clock.py's paired test
@@ -65,6 +70,50 @@ class ClockChecks:
         # The warm connection: the measured probe opened nothing.
         self.assertNotIn('connect', row['phases_ms'], name)
         self.assertNotIn('tls', row['phases_ms'], name)
+
+
+@unittest.skipUnless(have_python_h2() and NGHTTP, 'needs python3-h2 and nghttp (nghttp2-client)')
+class ScriptedServerSelfCheck(unittest.TestCase):
+    """The scripted server's faults are real on the wire, as a real h2 client
+    (nghttp -v) sees them: otherwise the exporter's tests below would pass
+    against faults that never happened."""
+
+    def frames(self, url, body, timeout=10):
+        p = subprocess.run([NGHTTP, '-v', '-n', '-d', body, url + '/chat/completions'], capture_output=True, text=True,
+                           timeout=timeout)
+        return p.stdout
+
+    def test_faults_on_the_wire(self):
+        with TempDir() as tmp, H2Server(tmp, tls=False) as h2c:
+            body = os.path.join(tmp, 'body.json')
+            with open(body, 'w') as f:
+                f.write('{"model":"m","stream":true}')
+            # split: 3 content writes + the closing write, each in three DATA frames
+            out = self.frames(h2c.url('split', 'ttft=10,gap=5,chunks=3'), body)
+            self.assertEqual(len(re.findall(r'recv DATA frame', out)), 12, out)
+            # tinyframe:16: every DATA frame carries at most 16 bytes
+            out = self.frames(h2c.url('tinyframe:16', 'ttft=10,gap=5,chunks=3'), body)
+            sizes = [int(x) for x in re.findall(r'recv DATA frame <length=(\d+)', out)]
+            self.assertGreater(len(sizes), 40, out)
+            self.assertLessEqual(max(sizes), 16, sizes)
+            # rst:1: one content write, then RST_STREAM INTERNAL_ERROR
+            out = self.frames(h2c.url('rst:1', 'ttft=10,gap=5,chunks=3'), body)
+            self.assertEqual(len(re.findall(r'recv DATA frame', out)), 1, out)
+            self.assertRegex(out, r'recv RST_STREAM frame <[^>]*stream_id=(\d+)>\s+\(error_code=INTERNAL_ERROR')
+            # goaway:1: GOAWAY INTERNAL_ERROR naming a last stream below ours
+            out = self.frames(h2c.url('goaway:1', 'ttft=10,gap=5,chunks=3'), body)
+            ours = int(re.search(r'recv DATA frame <[^>]*stream_id=(\d+)>', out).group(1))
+            last = re.search(r'recv GOAWAY frame[^\n]*\n\s+\(last_stream_id=(\d+), error_code=INTERNAL_ERROR', out)
+            self.assertIsNotNone(last, out)
+            self.assertLess(int(last.group(1)), ours)
+            # window0: of a 100 KiB body, only the initial 65,535-byte connection window goes out
+            with open(body, 'w') as f:
+                f.write('{"model":"m","stream":true,"x":"' + 'a' * 100000 + '"}')
+            with self.assertRaises(subprocess.TimeoutExpired):
+                self.frames(h2c.url('window0', 'ttft=10,chunks=3'), body, timeout=1.5)
+            held = wait_for(lambda: h2c.streams('window0'), 5, what='window0 record')
+            self.assertEqual(held[0]['body_bytes'], 65535, held)
+            self.assertEqual(held[0]['content_length'], str(100000 + 34), held)
 
 
 @unittest.skipUnless(NGHTTPX, 'nghttpx is not installed (apt-get install nghttp2-proxy)')
