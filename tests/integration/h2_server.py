@@ -41,7 +41,11 @@ streams one after another (the exporter sends one stream per probe).
 stream's index on its connection (1 = the first), stream id, mode, path, the
 request's content-length header (null when absent) and the body bytes
 received, the CLOCK_MONOTONIC time the request ended ("t_request") and of
-each content chunk's last write ("sends"), and how it ended ("outcome").
+each content chunk's last write ("sends"), and how it ended ("outcome"); the
+client's flow control: its SETTINGS_INITIAL_WINDOW_SIZE
+("client_stream_window"), its connection window so far (65,535 plus its
+WINDOW_UPDATEs on stream 0: "client_connection_window") and the WINDOW_UPDATE
+frames it sent on the stream ("window_updates").
 """
 import argparse
 import json
@@ -59,6 +63,7 @@ import h2.connection
 import h2.errors
 import h2.events
 import h2.exceptions
+import h2.settings
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'upstream'))
 import upstream  # noqa: E402  (spec language and the OpenAI chat events)
@@ -97,7 +102,8 @@ class Stream:
         self.reset_by_client = None
         self.record = {'stream_index': index, 'stream_id': sid, 'path': headers.get(':path'),
                        'method': headers.get(':method'),
-                       'content_length': headers.get('content-length'), 'sends': []}
+                       'content_length': headers.get('content-length'), 'sends': [],
+                       'window_updates': 0}
         try:
             self.mode, self.rest = parse_mode(headers.get(':path', '').split('?', 1)[0])
         except upstream.SpecError as e:
@@ -117,6 +123,10 @@ class Connection:
         self.streams = {}
         self.ready = []     # streams whose request ended, in order
         self.closed = False
+        # The client's flow control as announced: SETTINGS_INITIAL_WINDOW_SIZE and
+        # the connection window (65,535 plus its WINDOW_UPDATEs on stream 0).
+        self.client_stream_window = 65535
+        self.client_connection_window = 65535
 
     # ---- I/O
     def flush(self):
@@ -185,12 +195,23 @@ class Connection:
                     self.finish(s, f'reset by client ({int(ev.error_code)})')
         elif isinstance(ev, h2.events.ConnectionTerminated):
             self.closed = True
+        elif isinstance(ev, h2.events.RemoteSettingsChanged):
+            changed = ev.changed_settings.get(h2.settings.SettingCodes.INITIAL_WINDOW_SIZE)
+            if changed is not None:
+                self.client_stream_window = changed.new_value
+        elif isinstance(ev, h2.events.WindowUpdated):
+            if ev.stream_id == 0:
+                self.client_connection_window += ev.delta
+            elif ev.stream_id in self.streams:
+                self.streams[ev.stream_id].record['window_updates'] += 1
 
     def finish(self, s, outcome):
         if s.record.get('outcome') is None:
             s.record['outcome'] = outcome
             s.record['body_bytes'] = len(s.body)
             s.record['conn'] = self.number
+            s.record['client_stream_window'] = self.client_stream_window
+            s.record['client_connection_window'] = self.client_connection_window
             self.server.log(s.record)
 
     # ---- serving

@@ -216,6 +216,10 @@ class ScriptedH2Server(unittest.TestCase, ClockChecks):
                 {'name': 'auto', 'url': srv.url('plain', 'ttft=50,gap=20,chunks=6'),
                  'extra': [ca, 'http_version: "auto"']},
                 {'name': 'h2c', 'url': h2c.url('plain', 'ttft=50,gap=20,chunks=8'), 'extra': ['http_version: "2"']},
+                # ~100 KB of answer through the smallest windows: it only arrives if the
+                # exporter opens them again (WINDOW_UPDATE) as it consumes the data.
+                {'name': 'small-window', 'url': srv.url('plain', 'ttft=50,gap=1,chunks=400'),
+                 'extra': two + ['http2: {stream_window: 65535, connection_window: 65535}']},
             ]
             config = big_prompt_config(tmp, targets, {'interval': '3s', 'warmup': 1})
             with Exporter(tmp, config) as ex:
@@ -228,6 +232,7 @@ class ScriptedH2Server(unittest.TestCase, ClockChecks):
             self.check_timing(rows, srv)
             self.check_cuts(rows, failures)
             self.check_window(rows, srv)
+            self.check_windows(srv)
             self.check_wire(rows, streams)
 
     def measured_stream(self, srv, mode, spec_part):
@@ -241,7 +246,8 @@ class ScriptedH2Server(unittest.TestCase, ClockChecks):
         self.assert_timed_like_http1('split', rows['split'], s['t_request'], s['sends'], 100, 8, 400)
         t = self.measured_stream(srv, 'tinyframe:16', 'ttft=80')
         self.assert_timed_like_http1('tinyframe', rows['tinyframe'], t['t_request'], t['sends'], 80, 6, 300)
-        for name, chunks in (('split', 12), ('batched', 12), ('tinyframe', 12), ('auto', 6), ('h2c', 8)):
+        for name, chunks in (('split', 12), ('batched', 12), ('tinyframe', 12), ('auto', 6), ('h2c', 8),
+                             ('small-window', 400)):
             row = rows[name]
             self.assertTrue(row['ok'], (name, row))
             self.assertEqual(row['http_version'], '2', name)
@@ -278,6 +284,19 @@ class ScriptedH2Server(unittest.TestCase, ClockChecks):
         for s in held:
             self.assertLessEqual(s['body_bytes'], 65535, s)
             self.assertGreater(int(s['content_length']), 65535, s)
+
+    def check_windows(self, srv):
+        # A browser's windows by default (Chromium: 6 MiB per stream, 15 MiB connection) ...
+        s = self.measured_stream(srv, 'split', 'ttft=100')
+        self.assertEqual(s['client_stream_window'], 6 * 1024 * 1024, s)
+        self.assertEqual(s['client_connection_window'], 15 * 1024 * 1024, s)
+        # ... and the configured ones, opened again as the data is consumed.
+        small = [x for x in srv.streams('plain') if 'chunks=400' in x['path'] and x['outcome'] == 'complete']
+        self.assertTrue(small, srv.streams('plain'))
+        for x in small:
+            self.assertEqual(x['client_stream_window'], 65535, x)
+            self.assertGreaterEqual(x['window_updates'], 1, x)
+            self.assertGreater(x['client_connection_window'], 65535, x)
 
     def check_wire(self, rows, streams):
         # Every request carried content-length, equal to the body received.
