@@ -5,7 +5,7 @@ set -euo pipefail
 
 BUILD_PKGS=(
   build-essential cmake pkg-config git ca-certificates openssl
-  libboost-dev libboost-system-dev libssl-dev zlib1g-dev libbrotli-dev libc-ares-dev
+  libboost-dev libboost-system-dev libssl-dev zlib1g-dev libbrotli-dev libc-ares-dev libnghttp2-dev
   libsimdjson-dev libyaml-cpp-dev prometheus-cpp-dev
   libspdlog-dev libfmt-dev libcli11-dev libprotobuf-dev protobuf-compiler
   libgtest-dev libgmock-dev libbenchmark-dev

@@ -58,7 +58,8 @@ struct Head {
 // What broke the current stream, beside a clean END_STREAM.
 enum class Break {
   none,
-  stream_reset,      // RST_STREAM on the stream (by_peer: the server's; else ours, for a malformed answer)
+  stream_reset,      // RST_STREAM on the stream (by_peer: the server's; else ours, for a malformed
+                     // answer)
   goaway,            // the server's GOAWAY left the stream unprocessed or cut it
   connection_error,  // bad frames, HPACK, flow-control violation, or the session failed
 };
@@ -68,6 +69,10 @@ struct Trouble {
   bool by_peer = false;          // the server sent it (RST_STREAM, GOAWAY)
   std::uint32_t error_code = 0;  // RFC 9113 §7 code (sent or received)
   std::string detail;  // short, secret-free: "RST_STREAM INTERNAL_ERROR (0x2) from the server"
+  // The server said it did not process the request (RFC 9113 §8.7: a GOAWAY
+  // whose last_stream_id is below the stream, or RST_STREAM REFUSED_STREAM),
+  // so sending it again on a new connection is safe.
+  bool unprocessed = false;
 };
 
 // "NO_ERROR" .. "HTTP_1_1_REQUIRED"; "0x1f" style for codes RFC 9113 does not name.
@@ -85,6 +90,9 @@ class Session {
   // go to output(), after the connection preface, SETTINGS and the
   // connection WINDOW_UPDATE on the first one.
   void submit(const Request& request);
+  // 1, 3, 5, ...; 0 before the first submit(); -1 when submit() could not
+  // open a stream (the connection failed, or no stream ids are left): then
+  // trouble() is a connection_error that says why.
   std::int32_t stream_id() const;
 
   // Bytes to write now; empty when there is nothing. Valid until wrote(),

@@ -33,7 +33,7 @@ extra_args=("$@")
 out="${FUZZ_OUT:-/tmp/lse-fuzz-all}"
 cxx="${CXX:-clang++-14}"
 
-TARGETS=(sse_api_fuzz config_fuzz http_response_fuzz http_request_fuzz rows_fuzz)
+TARGETS=(sse_api_fuzz config_fuzz http_response_fuzz http_request_fuzz rows_fuzz h2_session_fuzz)
 read -r -a selected <<<"${FUZZ_TARGETS:-${TARGETS[*]}}"
 
 # --- what each target is made of ---------------------------------------------
@@ -53,6 +53,7 @@ sources_of() {
       echo "report/row_json.cpp report/rows_file.cpp report/jsonl_appender.cpp util/json.cpp" \
         "util/bounded_file.cpp"
       ;;
+    h2_session_fuzz) echo "h2/*.cpp" ;;
     *) return 1 ;;
   esac
 }
@@ -75,6 +76,7 @@ libs_of() {
     http_response_fuzz) echo "-lz -lbrotlidec -lssl -lcrypto" ;;
     http_request_fuzz) echo "-lyaml-cpp -lsimdjson -lfmt -lz" ;;
     rows_fuzz) echo "-lsimdjson -lfmt" ;;
+    h2_session_fuzz) echo "-lnghttp2 -lfmt" ;;
   esac
 }
 # Read-only seed directories besides tests/fuzz/corpus/<target>/.
@@ -98,6 +100,7 @@ max_len_of() {
     http_response_fuzz) echo 65536 ;;
     http_request_fuzz) echo 16384 ;;
     rows_fuzz) echo 65536 ;;
+    h2_session_fuzz) echo 131072 ;;
   esac
 }
 

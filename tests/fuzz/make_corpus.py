@@ -447,8 +447,99 @@ targets:
     write(d, "multi-doc", target + "---\n" + target)
 
 
+# --- h2_session_fuzz: a server's side of an HTTP/2 connection ---------------
+# Control byte (h2_session_fuzz.cpp): bits 0-2 read size (0: 1 byte, 2: 9,
+# 4: 512, 7: 64 KiB), bits 3-4 request body (2: 70000 bytes), bit 5 small
+# windows, bit 6 take DATA every other read, bit 7 write in halves.
+H2_READ_1, H2_READ_9, H2_READ_512, H2_READ_64K = 0, 2, 4, 7
+H2_BIG_BODY, H2_SMALL, H2_LAZY, H2_HALVES = 2 << 3, 32, 64, 128
+
+
+def h2_frame(ftype, flags, stream, payload=b""):
+    return (len(payload).to_bytes(3, "big") + bytes([ftype, flags]) +
+            stream.to_bytes(4, "big") + payload)
+
+
+def h2_literal(name, value):
+    """HPACK literal field without indexing, new name, no Huffman (< 127 bytes each)."""
+    name, value = name.encode(), value.encode()
+    return bytes([0, len(name)]) + name + bytes([len(value)]) + value
+
+
+def h2_settings(*pairs):
+    return h2_frame(4, 0, 0, b"".join(k.to_bytes(2, "big") + v.to_bytes(4, "big") for k, v in pairs))
+
+
+H2_PREFACE = h2_settings((3, 100)) + h2_frame(4, 1, 0)  # SETTINGS, ACK of ours
+
+
+def h2_head(stream, status="200", fields=(("content-type", "text/event-stream"),), end=False):
+    block = h2_literal(":status", status) if status != "200" else b"\x88"
+    block += b"".join(h2_literal(n, v) for n, v in fields)
+    return h2_frame(1, 4 | (1 if end else 0), stream, block)
+
+
+def h2_data(stream, payload, end=False, pad=0):
+    if pad:
+        return h2_frame(0, 8 | (1 if end else 0), stream, bytes([pad]) + payload + b"\0" * pad)
+    return h2_frame(0, 1 if end else 0, stream, payload)
+
+
+def h2_rst(stream, code):
+    return h2_frame(3, 0, stream, code.to_bytes(4, "big"))
+
+
+def h2_goaway(last, code, debug=b""):
+    return h2_frame(7, 0, 0, last.to_bytes(4, "big") + code.to_bytes(4, "big") + debug)
+
+
+def h2_window(stream, increment):
+    return h2_frame(8, 0, stream, increment.to_bytes(4, "big"))
+
+
+def h2_sessions():
+    d = reset("h2_session_fuzz")
+    sse = b"data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\n"
+    answer = h2_head(1) + h2_data(1, sse) + h2_data(1, b"data: [DONE]\n\n", end=True)
+    write(d, "sse-two-frames", bytes([H2_READ_9]) + H2_PREFACE + answer)
+    write(d, "sse-one-byte-reads", bytes([H2_READ_1 | H2_HALVES]) + H2_PREFACE + answer)
+    write(d, "rst-mid-body", bytes([H2_READ_512]) + H2_PREFACE + h2_head(1) + h2_data(1, sse) +
+          h2_rst(1, 2))
+    write(d, "goaway-unprocessed", bytes([H2_READ_64K]) + H2_PREFACE + h2_goaway(0, 0, b"bye"))
+    write(d, "goaway-after-answer", bytes([H2_READ_9]) + H2_PREFACE + answer + h2_goaway(1, 0))
+    write(d, "goaway-error-mid-body", bytes([H2_READ_9]) + H2_PREFACE + h2_head(1) +
+          h2_data(1, sse) + h2_goaway(1, 11) + h2_data(1, sse, end=True))
+    write(d, "zero-window-then-updates", bytes([H2_READ_9 | H2_BIG_BODY]) +
+          h2_settings((4, 0), (5, 16384)) + h2_frame(4, 1, 0) +
+          h2_frame(6, 0, 0, b"12345678") + h2_window(1, 100) + h2_window(0, 100000) +
+          h2_window(1, 70000) + answer)
+    write(d, "small-window-lazy-reader", bytes([H2_READ_512 | H2_SMALL | H2_LAZY]) + H2_PREFACE +
+          h2_head(1) + b"".join(h2_data(1, b"x" * 16000) for _ in range(6)) +
+          h2_data(1, b"", end=True))
+    write(d, "interim-and-trailers", bytes([H2_READ_9]) + H2_PREFACE +
+          h2_head(1, "103", (("link", "</a>; rel=preload"),)) + h2_head(1) + h2_data(1, sse) +
+          h2_frame(1, 5, 1, h2_literal("x-usage", "12")))
+    block = b"\x88" + h2_literal("content-type", "text/event-stream") + h2_literal("x-a", "b")
+    write(d, "continuation-and-padding", bytes([H2_READ_64K]) + H2_PREFACE +
+          h2_frame(1, 0, 1, block[:5]) + h2_frame(9, 4, 1, block[5:]) +
+          h2_data(1, sse, pad=7) + h2_data(1, b"", end=True, pad=3))
+    write(d, "two-streams", bytes([H2_READ_64K]) + H2_PREFACE + answer +
+          h2_head(3) + h2_data(3, sse, end=True))
+    write(d, "content-length-mismatch", bytes([H2_READ_64K]) + H2_PREFACE +
+          h2_head(1, fields=(("content-length", "3"),)) + h2_data(1, sse, end=True))
+    write(d, "header-list-over-limit", bytes([H2_READ_64K | H2_SMALL]) + H2_PREFACE +
+          h2_head(1, fields=(("x-big", "v" * 120), ("x-big2", "w" * 120))) + h2_data(1, sse, True))
+    write(d, "http1-answer", bytes([H2_READ_64K]) +
+          b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n")
+    write(d, "data-on-stream-0", bytes([H2_READ_9]) + H2_PREFACE + h2_data(0, b"zz"))
+    # Found: ":status 051" passes nghttp2's three-digit check and was kept as a final head.
+    write(d, "finding-status-051", bytes([H2_READ_9]) + H2_PREFACE +
+          h2_head(1, "051", (("link", "</a>; rel=preload"),)) + h2_data(1, sse, end=True))
+
+
 def main():
     responses()
+    h2_sessions()
     requests()
     rows()
     configs()
