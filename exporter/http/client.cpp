@@ -1,9 +1,10 @@
-// Streaming HTTP/1.1 client: one exchange (send, read headers) over the
-// pooled keep-alive connection or a new one, and the socket read every
+// Streaming HTTP client: one exchange (send, read headers) over the
+// pooled connection or a new one, and the socket read every
 // stage shares, with Beast's parser fed incrementally from our own reads so
 // that every byte keeps the instant of the read that delivered it. Each step
 // reports facts (http/fault.hpp). Opening a connection: client_opening.cpp;
-// the body: client_body.cpp; deadlines: client_deadlines.cpp. What this adds
+// the body: client_body.cpp; deadlines: client_deadlines.cpp; the HTTP/2
+// steps: client_h2.cpp. What this adds
 // to Beast's parser (interim responses, framing checks, transfer codings) is
 // listed in client.hpp.
 #include "http/client.hpp"
@@ -108,14 +109,17 @@ awaitable<Client::Step> Client::receive(Stage stage, TimePoint deadline) {
 // `interim` and skipped, each with its own fields; one read may bring several.
 awaitable<Result<Response>> Client::read_headers(TimePoint deadline, bool& nothing_received,
                                                  std::size_t& interim) {
-  reader_.start();
   pending_.reset();
   nothing_received = true;
   interim = 0;
   for (;;) {
     Step fault = co_await receive(Stage::headers, deadline);
-    if (reader_.holds_bytes()) nothing_received = false;
+    if (reader_.answered()) nothing_received = false;
     if (fault) co_return std::move(*fault);
+    // HTTP/2: the session's answers (SETTINGS and PING acks) go out between reads.
+    if (reader_.http2()) {
+      if (Step f = co_await write_h2(Stage::headers, deadline)) co_return std::move(*f);
+    }
     auto heads = reader_.read_heads();
     interim = reader_.interim_responses();
     if (!heads) co_return heads.fault();
@@ -128,8 +132,8 @@ awaitable<Result<Response>> Client::read_headers(TimePoint deadline, bool& nothi
 
 // Opens a connection when none is pooled, sends, reads the headers. `stale`:
 // it failed on a pooled connection the server had closed before answering.
-awaitable<Started> Client::exchange(const RequestMessage& message, TimePoint deadline,
-                                    bool& stale) {
+awaitable<Started> Client::exchange(const RequestMessage& message, const Request& request,
+                                    TimePoint deadline, bool& stale) {
   Started s{Stamps{}, Fault{}};
   stale = false;
   // Until the request is out, this exchange's instants are Clock::now().
@@ -148,7 +152,18 @@ awaitable<Started> Client::exchange(const RequestMessage& message, TimePoint dea
   // converted across a step of the wall clock could otherwise land before the
   // probe started, and a TTFT go negative.
   last_read_at_ = Clock::now();
-  Step f = co_await send(message, deadline);
+  h2::Session* session = conn_->h2.get();
+  if (session)
+    reader_.start(*session);
+  else
+    reader_.start();
+  // Not one conditional expression of two co_await: GCC 12 destroys its
+  // result twice.
+  Step f;
+  if (session)
+    f = co_await send_h2(request, deadline);
+  else
+    f = co_await send(message, deadline);
   if (!f) {
     s.stamps.request_sent = Clock::now();
     opening.release();
@@ -158,9 +173,12 @@ awaitable<Started> Client::exchange(const RequestMessage& message, TimePoint dea
     f = s.response.fault();
   }
   s.response = *f;
+  // An h2 stream the server refused unprocessed (GOAWAY, REFUSED_STREAM) is
+  // as safe to send again as a request a closed connection never answered.
+  stale = reused && nothing_received && (is_connection_lost(*f) || reader_.refused_unprocessed());
+  if (session) reader_.clear();  // it reads the session that goes with conn_
   conn_.reset();
   conn_pooled_ = false;
-  stale = reused && nothing_received && is_connection_lost(*f);
   co_return s;
 }
 
@@ -168,9 +186,9 @@ awaitable<Started> Client::start(const Request& request, TimePoint deadline) {
   canceled_ = false;
   const RequestMessage message = build_request(options_.url, options_.proxy.has_value(), request);
   bool stale = false;
-  Started started = co_await exchange(message, deadline, stale);
+  Started started = co_await exchange(message, request, deadline, stale);
   // A pooled connection the server had already closed: once more on a fresh one.
-  if (stale) started = co_await exchange(message, deadline, stale);
+  if (stale) started = co_await exchange(message, request, deadline, stale);
   co_return started;
 }
 
@@ -178,6 +196,9 @@ void Client::finish(bool reuse) {
   disarm();
   const bool keep = reuse && conn_ && reader_.body_done() && !reader_.holds_bytes() && !pending_ &&
                     reader_.keep_alive() && !canceled_;
+  // HTTP/2: a stream still open is reset (RST_STREAM CANCEL written before
+  // the next stream, or dropped with the connection).
+  if (conn_ && conn_->h2) conn_->h2->finish_stream();
   reader_.clear();
   pending_.reset();
   if (keep) {

@@ -1,13 +1,19 @@
-// Streaming HTTP/1.1 client for one target: TCP or TLS (Beast/Asio/OpenSSL),
-// optional HTTP proxy, one pooled keep-alive connection, incremental body
-// decoding. Every read is stamped before any SSE/JSON parsing (DESIGN §2) with
-// the kernel's receive timestamp of the data (SO_TIMESTAMPNS, converted to
+// Streaming HTTP client for one target: HTTP/1.1 or HTTP/2 (HttpVersion),
+// TCP or TLS (Beast/Asio/OpenSSL, libnghttp2), optional HTTP proxy, one
+// pooled connection (keep-alive, or an h2 connection carrying the next
+// probe's stream), incremental body decoding. Every read is stamped before any SSE/JSON parsing
+// (DESIGN §2) with the kernel's receive timestamp of the data (SO_TIMESTAMPNS, converted to
 // steady_clock), or with steady_clock at read completion when there is none;
 // no stamp of an exchange is earlier than the instant its request began.
 // Failures are returned as facts (http/fault.hpp); probe/triage.hpp names them.
 //
 // HTTP semantics (interim responses, framing, codings, the decode cap):
-// http/response_reader.hpp, fed each read's bytes. The `headers` stamp is the
+// http/response_reader.hpp, fed each read's bytes; over HTTP/2 it reads the
+// stream of the connection's h2::Session, fed the same stamped reads, so a
+// DATA frame's bytes keep the arrival of the read that brought them and
+// everything above the client reads one pipeline whatever the protocol.
+// The session's frames (acknowledgements, WINDOW_UPDATE, RST_STREAM) are
+// written between reads, never during one, and a write moves no stamp. The `headers` stamp is the
 // final response's. Beyond it:
 // - a read whose bytes arrived after its deadline is the deadline's fault
 //   (a peer that never stops sending still times out);
@@ -29,6 +35,7 @@
 #include <string_view>
 #include <vector>
 
+#include "h2/session.hpp"
 #include "http/fault.hpp"
 #include "http/request.hpp"
 #include "http/response_reader.hpp"
@@ -41,11 +48,23 @@ namespace asio = boost::asio;
 using Clock = std::chrono::steady_clock;
 using TimePoint = Clock::time_point;
 
+// The protocol a target's exchanges speak.
+// - http1_1: HTTP/1.1 only; nothing offered by ALPN (the wire as it always was).
+// - http2: over TLS, ALPN offers "h2,http/1.1" and anything but h2 is the
+//   fault h2_not_negotiated (Stage::tls); over http://, prior-knowledge h2c
+//   (the connection preface right after connect); through an HTTP proxy to
+//   an http:// target, h2_not_negotiated (the proxy forwards HTTP/1.1).
+// - automatic: over TLS, ALPN offers "h2,http/1.1" and the exchange speaks
+//   what the server picked (HTTP/1.1 when it picked nothing); http:// is HTTP/1.1.
+enum class HttpVersion { http1_1, http2, automatic };
+
 struct ClientOptions {
   net::Url url;
   TlsOptions tls;
   std::optional<net::Url> proxy;  // HTTP proxy: CONNECT for https, absolute-form for http
   ResponseLimits limits;          // header size, decoded bytes per read
+  HttpVersion http_version = HttpVersion::http1_1;
+  h2::Settings http2;  // windows announced on an HTTP/2 connection
 };
 
 // Instants of the connection phases (empty when a pooled connection is reused).
@@ -139,9 +158,16 @@ class Client {
   asio::awaitable<Step> tunnel(TimePoint deadline);
   asio::awaitable<Step> handshake(TimePoint deadline);
   asio::awaitable<Step> send(const RequestMessage& message, TimePoint deadline);
+  // HTTP/2 (client_h2.cpp): the request as a stream of the connection's
+  // session; what the session has to write.
+  asio::awaitable<Step> send_h2(const Request& request, TimePoint deadline);
+  asio::awaitable<Step> write_h2(Stage stage, TimePoint deadline);
+  template <class Handler>
+  void write_h2_then_read(TimePoint deadline, Handler&& handler);
   asio::awaitable<Result<Response>> read_headers(TimePoint deadline, bool& nothing_received,
                                                  std::size_t& interim);
-  asio::awaitable<Started> exchange(const RequestMessage& message, TimePoint deadline, bool& stale);
+  asio::awaitable<Started> exchange(const RequestMessage& message, const Request& request,
+                                    TimePoint deadline, bool& stale);
 
   // One socket read into in_, stamped; the fault is at `stage`. Its two
   // halves are shared with ReadOp (the body read, read()).

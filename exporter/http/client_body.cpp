@@ -8,6 +8,7 @@
 #include <boost/asio/compose.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
 
 namespace lse::http {
 
@@ -63,15 +64,49 @@ std::optional<Result<Chunk>> Client::after_body_read(TimePoint deadline, error_c
 // the io_context's own executor, the socket's: bound to it, the read tracks
 // its work once, where the coroutine's type-erased executor would be built
 // and destroyed again for every read.
+//
+// HTTP/2: what the session has to write after the last read (a
+// WINDOW_UPDATE, an acknowledgement) is written first; with nothing to
+// write (the common case) the read starts as on HTTP/1.1.
 template <class Handler>
 void Client::read_some(TimePoint deadline, Handler&& handler) {
   Conn* conn = conn_.get();
+  if (conn->h2 && !conn->h2->output().empty()) {
+    write_h2_then_read(deadline, std::forward<Handler>(handler));
+    return;
+  }
   const asio::mutable_buffer buf = begin_receive(deadline);
   auto bound = asio::bind_executor(io_.get_executor(), std::forward<Handler>(handler));
   if (conn->tls)
     conn->tls->async_read_some(buf, std::move(bound));
   else
     conn->reader.async_read_some(buf, std::move(bound));
+}
+
+// Writes the session's frames, then reads. The read's deadline also bounds
+// the write (its watch cancels the socket); a failed write is the read's
+// fault (the handler gets its error).
+template <class Handler>
+void Client::write_h2_then_read(TimePoint deadline, Handler&& handler) {
+  Conn* conn = conn_.get();
+  const std::string_view out = conn->h2->output();
+  watch_reads(deadline);
+  read_in_flight_ = true;
+  auto next = [this, deadline, handler = std::forward<Handler>(handler)](error_code ec,
+                                                                         std::size_t n) mutable {
+    read_in_flight_ = false;
+    conn_->h2->wrote(n);
+    if (ec) {
+      handler(ec, std::size_t{0});
+      return;
+    }
+    read_some(deadline, std::move(handler));
+  };
+  auto bound = asio::bind_executor(io_.get_executor(), std::move(next));
+  if (conn->tls)
+    asio::async_write(*conn->tls, asio::buffer(out.data(), out.size()), std::move(bound));
+  else
+    asio::async_write(conn->socket, asio::buffer(out.data(), out.size()), std::move(bound));
 }
 
 // read() as one asynchronous operation rather than a coroutine awaiting

@@ -2,10 +2,12 @@
 // client_deadlines.cpp, client_opening.cpp, client_body.cpp): the connection
 // and what several steps need to know about its errors.
 #pragma once
+#include <memory>
 #include <optional>
 
 #include <boost/asio/ssl/error.hpp>
 
+#include "h2/session.hpp"
 #include "http/client.hpp"
 #include "http/timestamping_socket.hpp"
 #include "http/tls_stream.hpp"
@@ -25,6 +27,9 @@ struct Client::Conn {
   // Set for https targets: OpenSSL reads through `reader`. In place, beside
   // the socket and its reader that every read touches with it.
   std::optional<TlsStream> tls;
+  bool http2 = false;  // speaks HTTP/2 (ALPN h2, or prior-knowledge h2c)
+  // HTTP/2: the connection's frames; one stream per exchange.
+  std::unique_ptr<h2::Session> h2;
 };
 
 }  // namespace lse::http

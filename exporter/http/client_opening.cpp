@@ -1,6 +1,6 @@
 // Client: opening a connection, in clock order: resolve, connect, the proxy's
-// CONNECT tunnel, the TLS handshake. Each step reports facts (http/fault.hpp)
-// and a proxy's failures name the proxy.
+// CONNECT tunnel, the TLS handshake with the protocol chosen by ALPN. Each
+// step reports facts (http/fault.hpp) and a proxy's failures name the proxy.
 #include "http/client.hpp"
 #include "http/client_conn.hpp"
 
@@ -58,9 +58,27 @@ std::optional<ProxyStatus> proxy_status(std::string_view answer) {
   return s;
 }
 
+// The protocol of a connection whose handshake offered h2: h2 when the server
+// picked it, else HTTP/1.1, which only http_version "2" refuses.
+std::optional<Fault> chosen_protocol(const std::string& alpn, HttpVersion wanted, bool& http2) {
+  http2 = alpn == "h2";
+  if (http2 || wanted != HttpVersion::http2) return std::nullopt;
+  return Fault{
+      Stage::tls, Interrupt::none, make_error_code(Errc::h2_not_negotiated),
+      (alpn.empty() ? std::string("the server offered no protocol") : "the server chose " + alpn) +
+          " by ALPN; http_version \"2\" needs h2"};
+}
+
 }  // namespace
 
 awaitable<Client::Step> Client::open(TimePoint deadline, Stamps& stamps) {
+  const bool h2_asked = options_.http_version == HttpVersion::http2;
+  // An HTTP proxy forwards an http:// target's request as HTTP/1.1: no h2c
+  // goes through it (https:// tunnels, and ALPN is end to end).
+  if (h2_asked && options_.proxy && !options_.url.tls)
+    co_return Fault{Stage::connect, Interrupt::none, make_error_code(Errc::h2_not_negotiated),
+                    "http_version \"2\" for an http:// target through an HTTP proxy: the proxy "
+                    "forwards HTTP/1.1 (h2 needs https:// or no proxy)"};
   auto endpoints = co_await resolve(deadline);
   if (!endpoints) co_return endpoints.fault();
   stamps.resolved = Clock::now();
@@ -69,10 +87,13 @@ awaitable<Client::Step> Client::open(TimePoint deadline, Stamps& stamps) {
     if (Step f = co_await tunnel(deadline)) co_return f;
   }
   stamps.connected = Clock::now();
+  // http:// with http_version "2": prior-knowledge h2c, the preface first.
+  conn_->http2 = h2_asked && !options_.url.tls;
   if (options_.url.tls) {
     if (Step f = co_await handshake(deadline)) co_return f;
     stamps.tls_done = Clock::now();
   }
+  if (conn_->http2) conn_->h2 = std::make_unique<h2::Session>(options_.http2);
   co_return std::nullopt;
 }
 
@@ -172,6 +193,8 @@ awaitable<Client::Step> Client::handshake(TimePoint deadline) {
   c->tls.emplace(c->reader, *ssl_);
   SSL* s = c->tls->native_handle();
   configure_peer_check(s, options_.tls, options_.url.host);
+  const bool offer_h2 = options_.http_version != HttpVersion::http1_1;
+  if (offer_h2) offer_h2_by_alpn(s);
   arm_close(deadline);
   error_code ec;
   co_await c->tls->async_handshake(redirect_error(use_awaitable, ec));
@@ -183,7 +206,8 @@ awaitable<Client::Step> Client::handshake(TimePoint deadline) {
                       "alert"
                     : "tls: " + tls_failure_detail(ec, s);
   }
-  co_return f;
+  if (f || !offer_h2) co_return f;
+  co_return chosen_protocol(alpn_selected(s), options_.http_version, c->http2);
 }
 
 }  // namespace lse::http

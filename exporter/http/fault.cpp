@@ -19,6 +19,9 @@ class Category : public boost::system::error_category {
       case Errc::corrupt_encoding: return "corrupt compressed body";
       case Errc::decoded_too_large: return "compressed body decodes past the cap";
       case Errc::name_not_resolved: return "name not resolved";
+      case Errc::stream_reset: return "HTTP/2 stream reset by the server";
+      case Errc::h2_protocol: return "HTTP/2 protocol error";
+      case Errc::h2_not_negotiated: return "HTTP/2 not negotiated";
     }
     return "unknown";
   }
@@ -36,7 +39,8 @@ error_code make_error_code(Errc e) { return {static_cast<int>(e), error_category
 bool is_malformed(const error_code& ec) {
   if (ec.category() == error_category())
     return ec != make_error_code(Errc::proxy_refused) &&
-           ec != make_error_code(Errc::name_not_resolved);
+           ec != make_error_code(Errc::name_not_resolved) &&
+           ec != make_error_code(Errc::stream_reset);
   return ec.category() ==
              boost::beast::http::make_error_code(boost::beast::http::error::end_of_stream)
                  .category() &&
@@ -45,6 +49,7 @@ bool is_malformed(const error_code& ec) {
 
 bool is_connection_lost(const Fault& f) {
   if (f.interrupt != Interrupt::none || is_malformed(f.ec)) return false;
+  if (f.ec.category() == error_category()) return false;  // our own facts, never a close
   switch (f.stage) {
     case Stage::send: return true;  // a failed write: the peer is gone
     case Stage::headers:

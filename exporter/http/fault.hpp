@@ -5,6 +5,7 @@
 #pragma once
 #include <utility>
 #include <boost/system/error_code.hpp>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <variant>
@@ -32,6 +33,9 @@ struct Fault {
   Interrupt interrupt = Interrupt::none;
   error_code ec;       // the operation's own error; may be empty when interrupted
   std::string detail;  // short, secret-free
+  // The RFC 9113 §7 error code of an HTTP/2 fault (stream_reset: the
+  // server's; h2_protocol: ours); empty otherwise.
+  std::optional<std::uint32_t> h2_error{};
 };
 
 // The client's own error codes, for faults no Boost or OpenSSL code names.
@@ -41,17 +45,30 @@ enum class Errc {
   corrupt_encoding,      // compressed body that does not decode
   decoded_too_large,     // one read decodes to more than the cap (a compression bomb)
   name_not_resolved,     // the lookup of the host (or proxy) failed: the fault's detail says why
+  // HTTP/2: the server's RST_STREAM on our stream, or its GOAWAY that left or
+  // cut it (Fault::h2_error: its code). Not malformed bytes, not a close.
+  stream_reset,
+  // HTTP/2: a connection error, or a stream we reset for a malformed answer
+  // (Fault::h2_error: the code we sent). Malformed.
+  h2_protocol,
+  // http_version "2" but the server did not pick h2 by ALPN (Stage::tls), or
+  // h2 asked of an http:// target through an HTTP proxy. Malformed (the
+  // answer is not the protocol asked for).
+  h2_not_negotiated,
 };
 const boost::system::error_category& error_category();
 error_code make_error_code(Errc e);
 
-// The peer sent bytes that break HTTP/1.1 or its content coding (Beast parser
-// errors, our decoding errors).
+// The peer sent bytes that break HTTP/1.1, HTTP/2 or its content coding
+// (Beast parser errors, our decoding errors, h2_protocol), or did not speak
+// the protocol asked for (h2_not_negotiated).
 bool is_malformed(const error_code& ec);
 
 // The peer closed or broke the connection, with no bytes at fault: end of
 // stream, reset, a TLS close without close_notify, a failed write. A
 // close-delimited body ends this way, and a stale pooled connection shows it.
+// None of the client's own codes is one (an HTTP/2 stream_reset is a frame,
+// not a close).
 bool is_connection_lost(const Fault& fault);
 
 // A value or the fault that prevented it.

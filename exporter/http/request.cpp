@@ -6,12 +6,22 @@ namespace lse::http {
 
 namespace bhttp = boost::beast::http;
 
-RequestMessage build_request(const net::Url& url, bool via_proxy, const Request& request) {
+namespace {
+
+// The origin form: the URL's path, the request's, the queries.
+std::string origin_form(const net::Url& url, const Request& request) {
   std::string target = url.path + request.path;
   if (target.empty()) target = "/";
   // The target's own query (?api-version=...) goes with every request, after
   // the dialect's (Gemini's ?alt=sse).
   if (!url.query.empty()) target += (target.find('?') == std::string::npos ? "?" : "&") + url.query;
+  return target;
+}
+
+}  // namespace
+
+RequestMessage build_request(const net::Url& url, bool via_proxy, const Request& request) {
+  std::string target = origin_form(url, request);
   if (via_proxy && !url.tls) target = "http://" + url.authority() + target;
   RequestMessage message{bhttp::verb::post, target, 11};
   message.set(bhttp::field::host, url.authority());
@@ -21,6 +31,19 @@ RequestMessage build_request(const net::Url& url, bool via_proxy, const Request&
   message.set(bhttp::field::connection, "keep-alive");
   message.body() = request.body;
   return message;
+}
+
+h2::Request build_h2_request(const net::Url& url, const Request& request) {
+  h2::Request out;
+  out.method = "POST";
+  out.scheme = url.tls ? "https" : "http";
+  out.authority = url.authority();
+  out.path = origin_form(url, request);
+  out.fields.reserve(request.headers.size() + 1);
+  for (const auto& [name, value] : request.headers) out.fields.push_back({name, value});
+  out.fields.push_back({"content-type", "application/json"});
+  out.body = request.body;
+  return out;
 }
 
 ConnectMessage build_connect(const net::Url& url) {

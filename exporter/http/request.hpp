@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "h2/session.hpp"
 #include "net/url.hpp"
 
 namespace lse::http {
@@ -28,6 +29,12 @@ using ConnectMessage = boost::beast::http::request<boost::beast::http::empty_bod
 // Plain http through a proxy uses the absolute form of the target; https
 // tunnels through CONNECT and keeps the origin form.
 RequestMessage build_request(const net::Url& url, bool via_proxy, const Request& request);
+
+// The same request over HTTP/2: :method POST, :scheme and :authority of the
+// URL, :path as build_request's origin form, the request's headers in order,
+// then content-type: application/json (the session adds content-length).
+// No absolute form: h2 never goes through an HTTP proxy in clear.
+h2::Request build_h2_request(const net::Url& url, const Request& request);
 
 // "CONNECT host:port HTTP/1.1" with the same Host: always with the port,
 // IPv6 hosts in brackets ("CONNECT [::1]:443").

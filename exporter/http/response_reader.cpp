@@ -11,6 +11,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "h2/session.hpp"
 #include "util/text.hpp"
 
 namespace lse::http {
@@ -138,6 +139,9 @@ void ResponseReader::start() {
 }
 
 void ResponseReader::clear() {
+  h2_ = nullptr;
+  h2_response_.reset();
+  h2_body_done_ = false;
   ex_.reset();
   in_.clear();
   in_seen_ = false;
@@ -149,6 +153,10 @@ void ResponseReader::clear() {
 
 void ResponseReader::feed(std::string_view bytes) {
   if (bytes.empty()) return;
+  if (h2_) {
+    h2_->feed(bytes);
+    return;
+  }
   in_.append(bytes);
   in_seen_ = false;
 }
@@ -164,15 +172,24 @@ void ResponseReader::next_response() {
   ex_->parser.eager(true);
 }
 
-bool ResponseReader::head_done() const { return ex_ && ex_->parser.is_header_done(); }
+bool ResponseReader::head_done() const {
+  if (h2_) return h2_->head() != nullptr;
+  return ex_ && ex_->parser.is_header_done();
+}
 
 const Response* ResponseReader::response() const {
+  if (h2_) return h2_response_ ? &*h2_response_ : nullptr;
   return ex_ && ex_->response ? &*ex_->response : nullptr;
 }
 
-bool ResponseReader::body_done() const { return ex_ && ex_->body_done; }
+bool ResponseReader::body_done() const { return h2_ ? h2_body_done_ : ex_ && ex_->body_done; }
 
-bool ResponseReader::keep_alive() const { return ex_ && ex_->parser.get().keep_alive(); }
+bool ResponseReader::keep_alive() const {
+  if (h2_) return h2_->reusable();
+  return ex_ && ex_->parser.get().keep_alive();
+}
+
+bool ResponseReader::holds_bytes() const { return h2_ ? h2_->has_data() : !in_.empty(); }
 
 std::optional<Fault> ResponseReader::take_body_fault() {
   std::optional<Fault> f = std::move(body_fault_);
@@ -181,6 +198,7 @@ std::optional<Fault> ResponseReader::take_body_fault() {
 }
 
 Result<bool> ResponseReader::read_heads() {
+  if (h2_) return h2_read_heads();
   if (!ex_) next_response();
   for (;;) {
     auto head = parse_head();
@@ -260,23 +278,28 @@ Result<Response> ResponseReader::final_response() {
                  framing.error};
   decoders_.clear();
   // Transfer codings first, the content coding last. Transfer codings are
-  // known ones (transfer_framing); the content coding may be one we do not
-  // decode.
-  try {
-    for (const std::string& coding : framing.codings)
-      decoders_.push_back(make_content_decoder(coding));
-    if (auto decoder = make_content_decoder(response.content_encoding))
-      decoders_.push_back(std::move(decoder));
-  } catch (const std::exception&) {
-    return Fault{Stage::headers, Interrupt::none, make_error_code(Errc::unsupported_encoding),
-                 "unsupported content-encoding " + printable(response.content_encoding)};
-  }
+  // known ones (transfer_framing).
+  for (const std::string& coding : framing.codings)
+    decoders_.push_back(make_content_decoder(coding));
+  if (Step f = add_content_decoder(response.content_encoding)) return std::move(*f);
   ex_->body_done = ex_->parser.is_done();
   ex_->response = response;
   return response;
 }
 
+// The content coding's decoder last, or the fault of one we do not decode.
+ResponseReader::Step ResponseReader::add_content_decoder(const std::string& encoding) {
+  try {
+    if (auto decoder = make_content_decoder(encoding)) decoders_.push_back(std::move(decoder));
+  } catch (const std::exception&) {
+    return Fault{Stage::headers, Interrupt::none, make_error_code(Errc::unsupported_encoding),
+                 "unsupported content-encoding " + printable(encoding)};
+  }
+  return std::nullopt;
+}
+
 ResponseReader::Step ResponseReader::decode_body() {
+  if (h2_) return h2_decode_body();
   auto& p = ex_->parser;
   char buf[kBodyPiece];
   while (!in_.empty() && !p.is_done()) {
@@ -287,15 +310,7 @@ ResponseReader::Step ResponseReader::decode_body() {
     in_.erase(0, used);
     const std::size_t got = sizeof buf - p.get().body().size;
     if (got > 0) {
-      const Decoded d = decode(std::string_view(buf, got));
-      if (d == Decoded::corrupt)
-        return Fault{Stage::body, Interrupt::none, make_error_code(Errc::corrupt_encoding),
-                     "corrupt compressed body"};
-      if (d == Decoded::too_large)
-        return Fault{Stage::body, Interrupt::none, make_error_code(Errc::decoded_too_large),
-                     "compressed body decodes to more than " +
-                         std::to_string(limits_.max_decoded_bytes_per_read) +
-                         " bytes in one read (a compression bomb?)"};
+      if (Step f = decode_fault(decode(std::string_view(buf, got)))) return f;
     }
     if (ec == bhttp::error::need_buffer) continue;
     if (ec == bhttp::error::need_more) {
@@ -332,8 +347,22 @@ Decoded ResponseReader::decode(std::string_view coded) {
   return last == Decoded::ok ? worst : last;
 }
 
+// The fault of a decode() that did not come to ok.
+ResponseReader::Step ResponseReader::decode_fault(Decoded d) const {
+  if (d == Decoded::corrupt)
+    return Fault{Stage::body, Interrupt::none, make_error_code(Errc::corrupt_encoding),
+                 "corrupt compressed body"};
+  if (d == Decoded::too_large)
+    return Fault{Stage::body, Interrupt::none, make_error_code(Errc::decoded_too_large),
+                 "compressed body decodes to more than " +
+                     std::to_string(limits_.max_decoded_bytes_per_read) +
+                     " bytes in one read (a compression bomb?)"};
+  return std::nullopt;
+}
+
+// HTTP/2: a close is never a body's end (END_STREAM is); the fault stands.
 ResponseReader::Step ResponseReader::end_of_stream(const Fault& fault) {
-  if (!ex_ || !is_connection_lost(fault)) return fault;
+  if (h2_ || !ex_ || !is_connection_lost(fault)) return fault;
   error_code ec;
   ex_->parser.put_eof(ec);
   if (ec || !ex_->parser.is_done()) return fault;

@@ -15,6 +15,16 @@
 // - No cap on a body's size (a stream is as long as the answer; the caller's
 //   deadline ends it), but one read's bytes decode to at most
 //   max_decoded_bytes_per_read: past it is a compression bomb.
+// HTTP/2 (start(h2::Session&)): the same surface over the current stream of
+// the connection's session (h2/session.hpp), which feed() hands each read's
+// bytes: the head is the stream's final HEADERS (:status, content-type,
+// content-encoding, retry-after; http_version "2"), the body its DATA
+// payload through the same content decoders and the same cap, its end
+// END_STREAM. What broke the stream is the body's (or the headers') fault:
+// the server's RST_STREAM or GOAWAY is Errc::stream_reset, ours or a
+// connection error Errc::h2_protocol, each with the RFC 9113 code in
+// Fault::h2_error. So the client's read paths, and everything above them,
+// do not know which protocol brought the bytes.
 // Pure: no sockets, no clocks. The client feeds it each socket read's bytes
 // and stamps what comes out; the fuzz target drives it the same way.
 #pragma once
@@ -29,6 +39,10 @@
 #include "http/content_decoder.hpp"
 #include "http/fault.hpp"
 
+namespace lse::h2 {
+class Session;
+}
+
 namespace lse::http {
 
 // Interim (1xx) responses skipped before a final one; one more is a fault.
@@ -38,7 +52,7 @@ struct Response {
   int status = 0;
   std::string content_type;
   std::string content_encoding;
-  std::string http_version;  // "1.1" or "1.0"
+  std::string http_version;  // "1.1", "1.0" or "2"
   std::string retry_after;   // the Retry-After header as sent ("" when absent)
   bool keep_alive = false;
 };
@@ -63,6 +77,10 @@ class ResponseReader {
 
   // A new exchange: no response yet, nothing buffered.
   void start();
+  // A new exchange on the current stream of `session` (HTTP/2), which must
+  // outlive it (until clear() or the next start()).
+  void start(h2::Session& session);
+  bool http2() const { return h2_ != nullptr; }
   // The connection is done with: drops the response and every buffered byte.
   void clear();
 
@@ -84,8 +102,15 @@ class ResponseReader {
   // keeps what decoded before it.
   Step decode_body();
   // Bytes fed that the parser has not yet seen: decode_body() has work.
-  bool has_unparsed() const { return !in_.empty() && !in_seen_; }
-  bool holds_bytes() const { return !in_.empty(); }
+  bool has_unparsed() const { return h2_ ? h2_has_news() : !in_.empty() && !in_seen_; }
+  bool holds_bytes() const;
+  // The server said something of this exchange: bytes (HTTP/1.1), or a head
+  // or DATA of our stream (HTTP/2).
+  bool answered() const { return h2_ ? h2_answered() : holds_bytes(); }
+  // HTTP/2: the server refused our stream before answering it (GOAWAY past
+  // it, RST_STREAM REFUSED_STREAM): nothing was processed, another
+  // connection may carry it.
+  bool refused_unprocessed() const;
   // The peer closed the connection (`fault` says how): the normal end of a
   // close-delimited body, else `fault` stands.
   Step end_of_stream(const Fault& fault);
@@ -94,7 +119,7 @@ class ResponseReader {
   std::string_view decoded() const { return decoded_; }
   void clear_decoded() { decoded_.clear(); }
 
-  bool in_response() const { return ex_ != nullptr; }
+  bool in_response() const { return h2_ != nullptr || ex_ != nullptr; }
   const Response* response() const;
   bool body_done() const;
   // The connection may carry another exchange once the body is done.
@@ -106,6 +131,14 @@ class ResponseReader {
   Result<bool> parse_head();
   Result<Response> final_response();
   Decoded decode(std::string_view coded);
+  Step decode_fault(Decoded d) const;
+  Step add_content_decoder(const std::string& encoding);
+  // The HTTP/2 side (response_reader_h2.cpp).
+  Result<bool> h2_read_heads();
+  Step h2_decode_body();
+  bool h2_has_news() const;
+  bool h2_answered() const;
+  Fault h2_fault(Stage stage) const;
 
   ResponseLimits limits_;
   std::unique_ptr<Exchange> ex_;  // the current response's parser state
@@ -120,6 +153,11 @@ class ResponseReader {
   // Transfer codings (outermost first), then the content coding; empty: identity.
   std::vector<std::unique_ptr<ContentDecoder>> decoders_;
   std::array<std::string, 2> staged_;  // between two decoders
+  // HTTP/2: the session of the current stream, its response and end.
+  h2::Session* h2_ = nullptr;
+  std::optional<Response> h2_response_;
+  bool h2_body_done_ = false;
+  std::string h2_coded_;  // DATA payload before its decoders (kept: no allocation per read)
 };
 
 }  // namespace lse::http

@@ -85,6 +85,24 @@ void configure_peer_check(SSL* s, const TlsOptions& tls, const std::string& host
   }
 }
 
+void offer_h2_by_alpn(SSL* s) {
+  // Length-prefixed protocol names, the server's preference decides.
+  static constexpr unsigned char kProtocols[] = {2,   'h', '2', 8,   'h', 't',
+                                                 't', 'p', '/', '1', '.', '1'};
+  SSL_set_alpn_protos(s, kProtocols, sizeof kProtocols);
+}
+
+std::string alpn_selected(SSL* s) {
+  const unsigned char* data = nullptr;
+  unsigned int size = 0;
+  SSL_get0_alpn_selected(s, &data, &size);
+  constexpr unsigned int kMax = 32;
+  std::string out;
+  for (unsigned int i = 0; i < size && i < kMax; ++i)
+    if (data[i] >= ' ' && data[i] <= '~') out += static_cast<char>(data[i]);
+  return out;
+}
+
 std::string tls_failure_detail(const error_code& ec, SSL* ssl) {
   if (ssl) {
     const long vr = SSL_get_verify_result(ssl);

@@ -1,0 +1,299 @@
+// The client over HTTP/2 against an in-process h2 server (h2_peer.hpp) on
+// 127.0.0.1: the protocol chosen by ALPN (or prior knowledge on http://),
+// body bytes intact and stamped with the arrival of the read that brought
+// them (a gap the server planted is measured as the server made it), gzip
+// decoded as on HTTP/1.1, RST_STREAM mid-body as the bytes before it and
+// then stream_reset with the server's code, one connection carrying two
+// probes' streams (1 and 3) with no connect/TLS stamps the second time, and
+// a request body the server's window holds back failing at the send stage
+// at its deadline. Bounded: every exchange has a deadline and the loop a limit.
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <utility>  // before asio awaitable with GCC 12
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <chrono>
+#include <cmath>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "h2_peer.hpp"
+#include "http/client.hpp"
+
+namespace {
+
+namespace asio = boost::asio;
+using lse::http::Clock;
+using lse::http::Errc;
+using lse::http::HttpVersion;
+using lse::http::Stage;
+using lse::http::TimePoint;
+using lse::test::H2Peer;
+using lse::test::H2PeerConn;
+using namespace std::chrono_literals;
+
+double ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+
+struct Piece {
+  std::string bytes;
+  TimePoint arrival;
+};
+
+// One exchange as the probe sees it: what start() said, the body's pieces
+// with their arrivals, and the fault that ended it, if any.
+struct Exchange {
+  lse::http::Started started{{}, lse::http::Fault{}};
+  std::vector<Piece> pieces;
+  std::optional<lse::http::Fault> fault;
+  bool body_done = false;
+  std::string body() const {
+    std::string all;
+    for (const Piece& p : pieces) all += p.bytes;
+    return all;
+  }
+};
+
+struct Run {
+  std::string url;
+  HttpVersion version = HttpVersion::automatic;
+  std::string body = "{}";
+  Clock::duration deadline = 3s;
+  int exchanges = 1;
+};
+
+// `run.exchanges` exchanges, one after another, on one client; each read to
+// its end and finished with reuse.
+std::vector<Exchange> exchange(const Run& run) {
+  asio::io_context io;
+  lse::http::ClientOptions options;
+  options.url = *lse::net::parse_url(run.url);
+  options.tls.ca_file = lse::test::h2_pki().ca;
+  options.http_version = run.version;
+  lse::http::Client client(io, options);
+  std::vector<Exchange> out(static_cast<std::size_t>(run.exchanges));
+  bool done = false;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        const lse::http::Request request{"/chat", run.body, {{"authorization", "Bearer x"}}};
+        for (Exchange& e : out) {
+          const TimePoint deadline = Clock::now() + run.deadline;
+          e.started = co_await client.start(request, deadline);
+          while (e.started.response && !e.fault && !e.body_done) {
+            auto chunk = co_await client.read(deadline);
+            if (!chunk) {
+              e.fault = chunk.fault();
+              break;
+            }
+            if (!chunk->bytes.empty())
+              e.pieces.push_back({std::string(chunk->bytes), chunk->arrival});
+            e.body_done = chunk->body_done;
+          }
+          client.finish(true);
+        }
+        done = true;
+      },
+      asio::detached);
+  const auto limit = Clock::now() + 10s;
+  while (!done && Clock::now() < limit) io.run_one_for(10ms);
+  return out;
+}
+
+const H2PeerConn::Fields kStreamHead = {{"content-type", "text/event-stream"}};
+
+TEST(ClientH2, AutoSpeaksH2AndStampsEachDataFrameWithItsRead) {
+  TimePoint first{}, second{};
+  H2Peer peer(
+      [&](H2PeerConn& c) {
+        c.start_h2();
+        const auto id = c.read_h2_request();
+        c.send_headers(id, 200, kStreamHead);
+        c.send_data(id, "data: a\n\n");
+        first = Clock::now();
+        std::this_thread::sleep_for(100ms);
+        c.send_data(id, "data: b\n\n", true);
+        second = Clock::now();
+        c.hang();
+      },
+      {});
+  const auto e = exchange({peer.url()}).at(0);
+  ASSERT_TRUE(e.started.response) << e.started.response.fault().detail;
+  EXPECT_EQ(e.started.response->http_version, "2");
+  EXPECT_EQ(e.started.response->status, 200);
+  EXPECT_EQ(e.started.response->content_type, "text/event-stream");
+  EXPECT_TRUE(e.started.stamps.tls_done.has_value());
+  EXPECT_TRUE(e.started.stamps.headers.has_value());
+  ASSERT_FALSE(e.fault) << e.fault->detail;
+  EXPECT_TRUE(e.body_done);
+  ASSERT_EQ(e.pieces.size(), 2U);
+  EXPECT_EQ(e.body(), "data: a\n\ndata: b\n\n");
+  const auto conns = peer.conns();
+  ASSERT_EQ(conns.size(), 1U);
+  EXPECT_EQ(conns[0].body, "{}");
+  // The server's own gap (>= 100 ms; more if its thread woke late), measured
+  // by the arrival stamps within 5 ms.
+  const double planted = ms(second - first);
+  EXPECT_GE(planted, 100.0);
+  EXPECT_NEAR(ms(e.pieces[1].arrival - e.pieces[0].arrival), planted, 5.0);
+}
+
+TEST(ClientH2, Http2OverPlainHttpIsPriorKnowledgeH2c) {
+  H2Peer peer(
+      [](H2PeerConn& c) {
+        c.start_h2();
+        const auto id = c.read_h2_request();
+        c.send_headers(id, 200, kStreamHead);
+        c.send_data(id, "data: a\n\n", true);
+        c.hang();
+      },
+      {.tls = false});
+  const auto e = exchange({peer.url(), HttpVersion::http2}).at(0);
+  ASSERT_TRUE(e.started.response) << e.started.response.fault().detail;
+  EXPECT_EQ(e.started.response->http_version, "2");
+  EXPECT_FALSE(e.started.stamps.tls_done.has_value());
+  EXPECT_EQ(e.body(), "data: a\n\n");
+  EXPECT_TRUE(e.body_done);
+}
+
+// A DATA frame written in three pieces (its header cut, its payload cut):
+// the bytes come whole, the last of them with the last piece's arrival.
+TEST(ClientH2, ADataFrameSplitAcrossReadsArrivesWithTheReadThatCompletesIt) {
+  TimePoint last_write{};
+  H2Peer peer(
+      [&](H2PeerConn& c) {
+        c.start_h2();
+        const auto id = c.read_h2_request();
+        c.send_headers(id, 200, kStreamHead);
+        const std::string frame = lse::test::h2frame::frame(lse::test::h2frame::kData, 1, id,
+                                                            "data: one\n\ndata: two\n\n");
+        c.write(frame.substr(0, 4));
+        std::this_thread::sleep_for(30ms);
+        c.write(frame.substr(4, 12));
+        std::this_thread::sleep_for(60ms);
+        last_write = Clock::now();
+        c.write(frame.substr(16));
+        c.hang();
+      },
+      {});
+  const auto e = exchange({peer.url()}).at(0);
+  ASSERT_TRUE(e.started.response) << e.started.response.fault().detail;
+  EXPECT_EQ(e.body(), "data: one\n\ndata: two\n\n");
+  EXPECT_TRUE(e.body_done);
+  ASSERT_FALSE(e.pieces.empty());
+  EXPECT_NEAR(ms(e.pieces.back().arrival - last_write), 0.0, 5.0);
+  EXPECT_GE(ms(e.pieces.back().arrival - *e.started.stamps.headers), 85.0);
+}
+
+std::string gzip(const std::string& plain) {
+  z_stream z{};
+  deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY);
+  std::string out(plain.size() + 64, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(plain.data()));
+  z.avail_in = static_cast<uInt>(plain.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  deflate(&z, Z_FINISH);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+TEST(ClientH2, GzipContentEncodingIsDecoded) {
+  const std::string plain = "data: {\"choices\":[{\"delta\":{\"content\":\"hello\"}}]}\n\n";
+  const std::string coded = gzip(plain);
+  H2Peer peer(
+      [&](H2PeerConn& c) {
+        c.start_h2();
+        const auto id = c.read_h2_request();
+        c.send_headers(id, 200,
+                       {{"content-type", "text/event-stream"}, {"content-encoding", "gzip"}});
+        c.send_data(id, coded.substr(0, 10));
+        c.send_data(id, coded.substr(10), true);
+        c.hang();
+      },
+      {});
+  const auto e = exchange({peer.url()}).at(0);
+  ASSERT_TRUE(e.started.response) << e.started.response.fault().detail;
+  EXPECT_EQ(e.started.response->content_encoding, "gzip");
+  ASSERT_FALSE(e.fault) << e.fault->detail;
+  EXPECT_EQ(e.body(), plain);
+}
+
+TEST(ClientH2, RstStreamMidBodyIsStreamResetWithTheServersCodeAfterTheBytes) {
+  H2Peer peer(
+      [](H2PeerConn& c) {
+        c.start_h2();
+        const auto id = c.read_h2_request();
+        c.send_headers(id, 200, kStreamHead);
+        c.send_data(id, "data: a\n\n");
+        std::this_thread::sleep_for(20ms);
+        c.send_rst(id, 2);  // INTERNAL_ERROR
+        c.hang();
+      },
+      {});
+  const auto e = exchange({peer.url()}).at(0);
+  ASSERT_TRUE(e.started.response) << e.started.response.fault().detail;
+  EXPECT_EQ(e.body(), "data: a\n\n");
+  ASSERT_TRUE(e.fault);
+  EXPECT_EQ(e.fault->stage, Stage::body);
+  EXPECT_EQ(e.fault->ec, make_error_code(Errc::stream_reset));
+  ASSERT_TRUE(e.fault->h2_error.has_value());
+  EXPECT_EQ(*e.fault->h2_error, 2U);
+  EXPECT_FALSE(lse::http::is_malformed(e.fault->ec));
+  EXPECT_FALSE(lse::http::is_connection_lost(*e.fault));
+}
+
+TEST(ClientH2, TwoExchangesShareOneConnectionOnStreamsOneAndThree) {
+  H2Peer peer(
+      [](H2PeerConn& c) {
+        c.start_h2();
+        for (int i = 0; i < 2; ++i) {
+          const auto id = c.read_h2_request();
+          c.send_headers(id, 200, kStreamHead);
+          c.send_data(id, "data: " + std::to_string(i) + "\n\n", true);
+        }
+        c.hang();
+      },
+      {.connections = 2});
+  const auto e = exchange({peer.url(), HttpVersion::automatic, "{}", 3s, 2});
+  ASSERT_TRUE(e[0].started.response) << e[0].started.response.fault().detail;
+  ASSERT_TRUE(e[1].started.response) << e[1].started.response.fault().detail;
+  EXPECT_EQ(e[0].body(), "data: 0\n\n");
+  EXPECT_EQ(e[1].body(), "data: 1\n\n");
+  EXPECT_TRUE(e[0].started.stamps.connected.has_value());
+  EXPECT_TRUE(e[0].started.stamps.tls_done.has_value());
+  EXPECT_FALSE(e[1].started.stamps.resolved.has_value());
+  EXPECT_FALSE(e[1].started.stamps.connected.has_value());
+  EXPECT_FALSE(e[1].started.stamps.tls_done.has_value());
+  EXPECT_TRUE(e[1].started.stamps.request_sent.has_value());
+  EXPECT_EQ(e[1].started.response->http_version, "2");
+  const auto conns = peer.conns();
+  EXPECT_EQ(peer.accepted(), 1);
+  ASSERT_EQ(conns.size(), 1U);
+  EXPECT_EQ(conns[0].streams, (std::vector<std::uint32_t>{1, 3}));
+}
+
+// The connection window (65535 until the server opens it) holds a 100 KB
+// body back; the server never opens it.
+TEST(ClientH2, ABodyTheServersWindowHoldsBackFailsAtSendAtTheDeadline) {
+  H2Peer peer(
+      [](H2PeerConn& c) {
+        c.start_h2();
+        c.hang();
+      },
+      {});
+  const TimePoint began = Clock::now();
+  const auto e = exchange({peer.url(), HttpVersion::http2, std::string(100000, 'x'), 400ms}).at(0);
+  ASSERT_FALSE(e.started.response);
+  const auto& f = e.started.response.fault();
+  EXPECT_EQ(f.stage, Stage::send);
+  EXPECT_EQ(f.interrupt, lse::http::Interrupt::deadline);
+  EXPECT_EQ(f.detail, "HTTP/2 flow control: the server's window held the request body back");
+  EXPECT_FALSE(e.started.stamps.request_sent.has_value());
+  EXPECT_NEAR(ms(Clock::now() - began), 400.0, 300.0);
+}
+
+}  // namespace
