@@ -1007,7 +1007,8 @@ def drilldown():
         "(credentials owner); http_429: rate limit or quota; http_5xx, upstream_error: provider "
         "or gateway; dns/connect/tls: DNS, network or certificates (platform team); "
         "timeout_*: overloaded provider or a hanging path; truncated/protocol: the stream broke "
-        "or is malformed (proxy or provider).",
+        "or is malformed (proxy or provider); reset: the server or edge reset the HTTP/2 stream "
+        "(the row's h2_error names the code).",
         targets((f'sum by (reason) (increase(llm_stream_probe_failures_total{{{SEL}}}[$__rate_interval]))', "{{reason}}")),
         unit="short", stack=True), 8, 8)
     lay.add(timeseries(

@@ -238,6 +238,25 @@ struct AlertThresholds {
 // browsers differently get to see.
 enum class ClientStyle { plain, browser };
 
+// Which HTTP a target's probes speak (`http_version:`): "1.1"; "2" (h2 by
+// ALPN over TLS, required, or prior-knowledge h2c over http://); "auto"
+// (over TLS offer h2 and http/1.1 and speak what the server picks; over
+// http:// HTTP/1.1). docs/http2.md.
+enum class HttpVersion { v1_1, v2, automatic };
+
+// The HTTP/2 flow-control windows we announce (`http2:`): a browser's
+// (Chromium: 6 MiB per stream, 15 MiB per connection) unless set.
+struct Http2Windows {
+  static constexpr std::uint32_t kDefaultStreamWindow = 6u * 1024 * 1024;
+  static constexpr std::uint32_t kDefaultConnectionWindow = 15u * 1024 * 1024;
+  static constexpr std::uint32_t kMin = 65535;        // RFC 9113's initial window
+  static constexpr std::uint32_t kMax = 0x7fffffffu;  // 2^31 - 1
+  std::uint32_t stream_window = kDefaultStreamWindow;
+  std::uint32_t connection_window = kDefaultConnectionWindow;
+
+  bool operator==(const Http2Windows&) const = default;
+};
+
 struct Target {
   std::string name;
   std::string url;  // base URL, e.g. https://api.openai.com/v1
@@ -266,6 +285,10 @@ struct Target {
   bool include_usage = true;  // send stream_options.include_usage
   json::Value body;           // extra request body (object or null)
   std::size_t max_event_bytes = 1 << 20;
+  // Unset: `client: browser` speaks "auto" as a browser would, plain "1.1"
+  // (effective_http_version).
+  std::optional<HttpVersion> http_version;
+  Http2Windows http2;
   // Extra labels on every series of the target (`labels:`), by name.
   std::map<std::string, std::string> labels;
   // gen_ai.provider.name of the target's OTLP metrics (`provider:`); empty:
@@ -275,6 +298,12 @@ struct Target {
 
   bool operator==(const Target&) const = default;
 };
+
+// The HTTP a target speaks: its http_version, else "auto" for `client:
+// browser` and "1.1" for plain.
+HttpVersion effective_http_version(const Target& target);
+// "1.1", "2" or "auto", as the config spells it.
+std::string_view to_string(HttpVersion version);
 
 struct Rows {
   std::string path;  // empty: no file

@@ -238,6 +238,14 @@ void emit_transport(YAML::Emitter& out, const Target& t, const Secrets& secrets)
   emit_list(out,
             t.accept_encoding.empty() ? std::vector<std::string>{"identity"} : t.accept_encoding);
   if (t.client == ClientStyle::browser) out << YAML::Key << "client" << YAML::Value << "browser";
+  // The version in effect (a browser's "auto" when unset), quoted: 1.1 and 2
+  // are strings, not numbers.
+  out << YAML::Key << "http_version" << YAML::Value << YAML::DoubleQuoted
+      << std::string(to_string(effective_http_version(t)));
+  out << YAML::Key << "http2" << YAML::Value << YAML::Flow << YAML::BeginMap;
+  out << YAML::Key << "stream_window" << YAML::Value << t.http2.stream_window;
+  out << YAML::Key << "connection_window" << YAML::Value << t.http2.connection_window;
+  out << YAML::EndMap;
   out << YAML::Key << "prompts" << YAML::Value;
   emit_list(out, t.prompts);
   emit_tls(out, t);

@@ -27,11 +27,25 @@
 namespace lse::config::detail {
 namespace {
 
-const std::vector<std::string_view> kSettingKeys = {
-    "interval",   "jitter",        "timeout",         "stall_threshold",        "warmup",
-    "max_tokens", "temperature",   "count",           "accept_encoding",        "client",
-    "headers",    "include_usage", "max_event_bytes", "proxy_from_environment", "tls",
-    "labels",     "alert"};
+const std::vector<std::string_view> kSettingKeys = {"interval",
+                                                    "jitter",
+                                                    "timeout",
+                                                    "stall_threshold",
+                                                    "warmup",
+                                                    "max_tokens",
+                                                    "temperature",
+                                                    "count",
+                                                    "accept_encoding",
+                                                    "client",
+                                                    "headers",
+                                                    "include_usage",
+                                                    "max_event_bytes",
+                                                    "proxy_from_environment",
+                                                    "tls",
+                                                    "labels",
+                                                    "alert",
+                                                    "http_version",
+                                                    "http2"};
 
 const std::vector<std::string_view> kTargetOnlyKeys = {
     "name", "url", "api", "model", "auth", "prompts", "proxy_url", "body", "provider"};
@@ -236,6 +250,33 @@ void apply_labels(const Reader& r, Target& t, const Item& item) {
   }
 }
 
+HttpVersion http_version(const Reader& r, const Item& item) {
+  // `http_version: 2` and `"2"` are the same scalar to yaml-cpp; 1.1 too.
+  const std::string text = item.node.IsScalar() ? item.node.Scalar() : std::string();
+  if (text == "1.1") return HttpVersion::v1_1;
+  if (text == "2") return HttpVersion::v2;
+  if (text == "auto") return HttpVersion::automatic;
+  r.fail(item, fmt::format("must be \"1.1\", \"2\" or \"auto\", got {}", describe(item.node)));
+}
+
+std::uint32_t window_size(const Reader& r, const Item& item) {
+  const std::uint64_t n = r.byte_size(item);
+  if (n < Http2Windows::kMin || n > Http2Windows::kMax) {
+    r.fail(item, fmt::format("must be between {} and {} bytes (64KiB - 1 .. 2GiB - 1), got {}",
+                             Http2Windows::kMin, Http2Windows::kMax, n));
+  }
+  return static_cast<std::uint32_t>(n);
+}
+
+// The windows merge field by field with those of `defaults:`, like timeout.
+void apply_http2(const Reader& r, Target& t, const Item& item) {
+  Fields f(r, item, item.name, {"stream_window", "connection_window"}, item.name + ".");
+  for (const auto& e : f.entries()) {
+    if (e.key == "stream_window") t.http2.stream_window = window_size(r, e.value);
+    if (e.key == "connection_window") t.http2.connection_window = window_size(r, e.value);
+  }
+}
+
 // The floor keeps a typo (`interval: 1ms`) from hammering a paid API.
 Duration interval_at_least_floor(const Reader& r, const Item& item, const Context& ctx) {
   const Duration d = positive_duration(r, item);
@@ -313,6 +354,10 @@ bool apply_setting(const Reader& r, Target& t, const std::string& key, const Ite
     apply_count(r, t, v);
   } else if (key == "labels") {
     apply_labels(r, t, v);
+  } else if (key == "http_version") {
+    t.http_version = http_version(r, v);
+  } else if (key == "http2") {
+    apply_http2(r, t, v);
   } else {
     return false;
   }
@@ -606,3 +651,21 @@ std::string header_text_or_secret(const Reader& r, const Item& value, bool& secr
 }
 
 }  // namespace lse::config::detail
+
+namespace lse::config {
+
+HttpVersion effective_http_version(const Target& target) {
+  if (target.http_version) return *target.http_version;
+  return target.client == ClientStyle::browser ? HttpVersion::automatic : HttpVersion::v1_1;
+}
+
+std::string_view to_string(HttpVersion version) {
+  switch (version) {
+    case HttpVersion::v1_1: return "1.1";
+    case HttpVersion::v2: return "2";
+    case HttpVersion::automatic: return "auto";
+  }
+  return "";
+}
+
+}  // namespace lse::config

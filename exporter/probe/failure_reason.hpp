@@ -19,28 +19,25 @@ enum class FailureReason {
   timeout_idle,
   timeout_total,
   truncated,
+  // The server (or an edge on the way) reset the HTTP/2 stream: RST_STREAM,
+  // or a GOAWAY that left or cut it; the row's h2_error names its code.
+  reset,
   protocol,
   upstream_error,
   empty,  // the stream ended cleanly without one content chunk
   canceled,
 };
 
-inline constexpr std::array<FailureReason, 15> kAllFailureReasons = {
-    FailureReason::dns,
-    FailureReason::connect,
-    FailureReason::tls,
-    FailureReason::http_4xx,
-    FailureReason::http_429,
-    FailureReason::http_5xx,
-    FailureReason::http_other,
-    FailureReason::timeout_first_token,
-    FailureReason::timeout_idle,
-    FailureReason::timeout_total,
-    FailureReason::truncated,
-    FailureReason::protocol,
-    FailureReason::upstream_error,
-    FailureReason::empty,
-    FailureReason::canceled};
+inline constexpr std::array<FailureReason, 16> kAllFailureReasons = {
+    FailureReason::dns,          FailureReason::connect,
+    FailureReason::tls,          FailureReason::http_4xx,
+    FailureReason::http_429,     FailureReason::http_5xx,
+    FailureReason::http_other,   FailureReason::timeout_first_token,
+    FailureReason::timeout_idle, FailureReason::timeout_total,
+    FailureReason::truncated,    FailureReason::reset,
+    FailureReason::protocol,     FailureReason::upstream_error,
+    FailureReason::empty,        FailureReason::canceled,
+};
 
 constexpr std::string_view to_string(FailureReason r) {
   switch (r) {
@@ -56,6 +53,7 @@ constexpr std::string_view to_string(FailureReason r) {
     case FailureReason::timeout_idle: return "timeout_idle";
     case FailureReason::timeout_total: return "timeout_total";
     case FailureReason::truncated: return "truncated";
+    case FailureReason::reset: return "reset";
     case FailureReason::protocol: return "protocol";
     case FailureReason::upstream_error: return "upstream_error";
     case FailureReason::empty: return "empty";

@@ -12,6 +12,7 @@
 #include <random>
 #include <stdexcept>
 
+#include "h2/session.hpp"
 #include "net/proxy_env.hpp"
 #include "probe/triage.hpp"
 #include "util/text.hpp"
@@ -19,6 +20,17 @@
 
 namespace lse::probe {
 namespace {
+
+http::HttpVersion client_http_version(config::HttpVersion v) {
+  switch (v) {
+    case config::HttpVersion::v1_1: return http::HttpVersion::http1_1;
+    case config::HttpVersion::v2: return http::HttpVersion::http2;
+    case config::HttpVersion::automatic: return http::HttpVersion::automatic;
+  }
+  return http::HttpVersion::http1_1;
+}
+
+}  // namespace
 
 http::ClientOptions client_options(const config::Target& t) {
   http::ClientOptions o;
@@ -38,8 +50,13 @@ http::ClientOptions client_options(const config::Target& t) {
     if (!p.url) throw std::runtime_error("target " + t.name + ": bad proxy url: " + p.error);
     o.proxy = *p.url;
   }
+  o.http_version = client_http_version(config::effective_http_version(t));
+  o.http2.stream_window = t.http2.stream_window;
+  o.http2.connection_window = t.http2.connection_window;
   return o;
 }
+
+namespace {
 
 std::string_view stream_media_type(api::Framing framing) {
   return framing == api::Framing::ndjson ? "application/x-ndjson" : "text/event-stream";
@@ -457,6 +474,8 @@ void Prober::conclude(Attempt& a) {
   a.r.ok = a.r.reason == FailureReason::none;
   if (a.r.ok) return;
   a.r.error_detail = failure_detail(a);
+  if (a.ending.fault && a.ending.fault->h2_error)
+    a.r.h2_error = h2::error_code_name(*a.ending.fault->h2_error);
   if (!a.t.end) a.t.end = Clock::now();
 }
 

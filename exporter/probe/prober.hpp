@@ -44,6 +44,12 @@ std::vector<std::pair<std::string, std::string>> request_headers(const config::T
                                                                  const std::string& user_agent,
                                                                  api::Framing framing);
 
+// The HTTP client's options for a target: URL, TLS, proxy (proxy_url, or
+// the environment when proxy_from_environment), the HTTP version in effect
+// (config::effective_http_version) and the HTTP/2 windows. Throws
+// std::runtime_error for a bad URL. Exposed for tests.
+http::ClientOptions client_options(const config::Target& target);
+
 class Prober {
  public:
   // Throws std::runtime_error for unusable TLS material or URLs.

@@ -58,6 +58,10 @@ struct ProbeResult {
   FailureReason reason = FailureReason::none;
   int http_status = 0;
   std::string error_detail;  // short, secret-free; the row's "error"
+  // The RFC 9113 name of the HTTP/2 error code that ended a failed probe
+  // (the server's RST_STREAM or GOAWAY code, or the one we sent:
+  // "INTERNAL_ERROR", "0x1f" for an unnamed code); "" otherwise.
+  std::string h2_error;
   // what the path said about itself
   std::string content_encoding;  // as the server answered ("" = identity)
   // The response's Content-Type as the server sent it ("" = none), and
@@ -65,7 +69,7 @@ struct ProbeResult {
   // measured all the same; the row, a counter and the log (once per target) say so.
   std::string content_type;
   bool unexpected_content_type = false;
-  std::string http_version;  // "1.1", "1.0"; "" when no response came
+  std::string http_version;  // "1.1", "1.0", "2"; "" when no response came
   bool via_proxy = false;    // sent through an HTTP proxy (proxy_url or the environment)
   // Interim (1xx) responses the server sent before its final one (103 Early
   // Hints, 100 Continue); they end inside the `headers` phase.

@@ -45,6 +45,11 @@ FailureReason triage(const http::Fault& f, Deadline deadline) {
       case Deadline::total: return FailureReason::timeout_total;
     }
   }
+  // HTTP/2: the server's reset of our stream is its own outcome; a broken
+  // h2 session or h2 not negotiated is the protocol's, at whatever stage.
+  if (f.ec == http::Errc::stream_reset) return FailureReason::reset;
+  if (f.ec == http::Errc::h2_protocol || f.ec == http::Errc::h2_not_negotiated)
+    return FailureReason::protocol;
   if (http::is_malformed(f.ec)) return FailureReason::protocol;
   switch (f.stage) {
     case http::Stage::resolve: return FailureReason::dns;

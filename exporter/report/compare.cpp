@@ -349,6 +349,8 @@ SeriesComparison compare_series(const Series& sa, const Series& sb, const Compar
   sc.rows_b = sb.rows.size();
   for (auto* r : sa.rows) sc.ok_a += r->ok;
   for (auto* r : sb.rows) sc.ok_b += r->ok;
+  sc.http_version_a = http_versions(sa.rows);
+  sc.http_version_b = http_versions(sb.rows);
   for (ClockPart p : kAllClockParts) {
     const std::vector<double> va = part_values(sa, p), vb = part_values(sb, p);
     for (Statistic st : {Statistic::median, Statistic::p95}) {
@@ -388,6 +390,34 @@ void note_unpaired(const std::vector<probe::ProbeResult>& rows,
 }
 
 }  // namespace
+
+HttpVersions http_versions(const std::vector<const probe::ProbeResult*>& rows) {
+  std::map<std::string, std::size_t> n;
+  for (const auto* r : rows)
+    if (!r->http_version.empty()) ++n[r->http_version];
+  HttpVersions out;
+  out.counts.assign(n.begin(), n.end());
+  std::stable_sort(out.counts.begin(), out.counts.end(),
+                   [](const auto& x, const auto& y) { return x.second > y.second; });
+  return out;
+}
+
+std::string HttpVersions::summary() const {
+  if (counts.empty()) return "";
+  return counts.size() == 1 ? counts.front().first : "mixed";
+}
+
+std::string HttpVersions::most_common() const {
+  return counts.empty() ? std::string() : counts.front().first;
+}
+
+std::string HttpVersions::text() const {
+  if (counts.size() <= 1) return counts.empty() ? "-" : counts.front().first;
+  std::string each;
+  for (const auto& [version, rows] : counts)
+    each += fmt::format("{}{}: {}", each.empty() ? "" : ", ", version, rows);
+  return fmt::format("mixed ({})", each);
+}
 
 Comparison compare(const std::vector<probe::ProbeResult>& a,
                    const std::vector<probe::ProbeResult>& b, const CompareOptions& o) {
@@ -439,6 +469,11 @@ std::string render_text(const Comparison& c, const std::string& label_a,
   for (const auto& s : c.series) {
     out += fmt::format("\ntarget {}  prompt {}  (A: {} rows, {} ok; B: {} rows, {} ok)\n", s.target,
                        s.prompt, s.rows_a, s.ok_a, s.rows_b, s.ok_b);
+    out += fmt::format("  http_version  A: {}  B: {}{}\n", s.http_version_a.text(),
+                       s.http_version_b.text(),
+                       s.http_version_a.summary() != s.http_version_b.summary()
+                           ? "  (the sides spoke different HTTP: part of what differs)"
+                           : "");
     out += fmt::format("  {:<9} {:<6} {:>10} {:>10} {:>11}   {:<27} {}\n", "part", "stat", "A", "B",
                        "change", "95% CI of change", "");
     for (const auto& ch : s.changes) {
@@ -501,6 +536,20 @@ json::Value change_json(const PartChange& ch) {
   return o;
 }
 
+// "2", "1.1", "mixed" or null (no answer on that side).
+json::Value version_json(const HttpVersions& v) {
+  if (v.counts.empty()) return nullptr;
+  return v.summary();
+}
+
+// Rows by version: {"2": 12, "1.1": 3}.
+json::Value version_counts_json(const HttpVersions& v) {
+  json::Object o;
+  for (const auto& [version, rows] : v.counts)
+    o.emplace_back(version, static_cast<std::int64_t>(rows));
+  return o;
+}
+
 json::Value series_json(const SeriesComparison& s) {
   json::Array changes;
   for (const auto& ch : s.changes) changes.push_back(change_json(ch));
@@ -510,6 +559,10 @@ json::Value series_json(const SeriesComparison& s) {
                       {"rows_b", static_cast<std::int64_t>(s.rows_b)},
                       {"ok_a", static_cast<std::int64_t>(s.ok_a)},
                       {"ok_b", static_cast<std::int64_t>(s.ok_b)},
+                      {"http_version_a", version_json(s.http_version_a)},
+                      {"http_version_b", version_json(s.http_version_b)},
+                      {"http_versions_a", version_counts_json(s.http_version_a)},
+                      {"http_versions_b", version_counts_json(s.http_version_b)},
                       {"ttft_moved", s.ttft_moved},
                       {"gaps_moved", s.gaps_moved},
                       {"tail_moved", s.tail_moved},

@@ -73,9 +73,24 @@ struct PartChange {
   bool moved = false;                            // excludes_zero and |change| >= min_effect
 };
 
+// The HTTP versions one side's rows spoke (the rows' http_version; rows
+// without an answer have none and are not counted): "2", "1.1", or "mixed"
+// when several appear, with each version's rows.
+struct HttpVersions {
+  std::vector<std::pair<std::string, std::size_t>> counts;  // most rows first, then by name
+  // The one version, "mixed", or "" when no row got an answer.
+  std::string summary() const;
+  // The most common version ("" when none): what a mixed side mostly spoke.
+  std::string most_common() const;
+  // "2", "mixed (2: 12, 1.1: 3)", "-" when none.
+  std::string text() const;
+};
+HttpVersions http_versions(const std::vector<const probe::ProbeResult*>& rows);
+
 struct SeriesComparison {
   std::string target, prompt;
   std::size_t rows_a = 0, rows_b = 0, ok_a = 0, ok_b = 0;
+  HttpVersions http_version_a, http_version_b;
   std::vector<PartChange> changes;  // kAllClockParts × {median, p95}
   bool ttft_moved = false, gaps_moved = false, tail_moved = false, duration_moved = false;
   // The verdict's class: buffer, transport, before-stream, both, length,

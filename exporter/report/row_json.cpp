@@ -376,6 +376,10 @@ constexpr RowField kRowFields[] = {
      }},
     {"http_version", false, [](Out& o, const R& r) { append_string_or_null(o, r.http_version); },
      [](E v, K k, R& r) { r.http_version = string_or_null(v, k); }},
+    // The RFC 9113 name of the HTTP/2 error code that ended a failed probe
+    // ("INTERNAL_ERROR"); null otherwise, and in rows written before the field.
+    {"h2_error", false, [](Out& o, const R& r) { append_string_or_null(o, r.h2_error); },
+     [](E v, K k, R& r) { r.h2_error = string_or_null(v, k); }},
     // 1xx answers before the final one; rows written before the field have none (0).
     {"interim_responses", false,
      [](Out& o, const R& r) {

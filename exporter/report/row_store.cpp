@@ -48,7 +48,7 @@ std::size_t row_memory_bytes(const probe::ProbeResult& r) {
   std::size_t bytes = sizeof(probe::ProbeResult) + kControlBlock;
   for (const std::string* s :
        {&r.id, &r.target, &r.model, &r.prompt, &r.host, &r.error_detail, &r.content_encoding,
-        &r.content_type, &r.http_version, &r.finish_reason})
+        &r.content_type, &r.http_version, &r.finish_reason, &r.h2_error})
     bytes += heap_of(*s);
   return bytes + heap_of(r.gaps) + heap_of(r.stall_details);
 }

@@ -348,7 +348,8 @@ def rows():
         "server_ms": {"load": 1.5, "prompt_eval": None, "eval": 300.125},
         "finish_reason": None, "gaps_ms": [20.668, 0.0, 30000.5], "host": "host-a",
         "error": "idle for 30s after chunk 16 \"quoted\" \\ <b>", "content_encoding": "identity",
-        "http_version": "1.1", "interim_responses": 1, "via_proxy": True, "coalesced_chunks": 3,
+        "http_version": "1.1", "h2_error": None, "interim_responses": 1, "via_proxy": True,
+        "coalesced_chunks": 3,
         "stalls_detail": [{"at_chunk": 4, "gap_ms": 321.729, "released_chunks": 3},
                           {"at_chunk": 9, "gap_ms": 30000.5, "released_chunks": 0}],
     }
@@ -357,7 +358,8 @@ def rows():
     write(d, "required-only", json.dumps(minimal) + "\n")
     reasons = ["dns", "resolve", "connect", "tls", "http_4xx", "http_429", "http_5xx", "http_other",
                "empty", "timeout_first_token",
-               "timeout_idle", "timeout_total", "truncated", "protocol", "upstream_error", "canceled"]
+               "timeout_idle", "timeout_total", "truncated", "reset", "protocol", "upstream_error",
+               "canceled"]
     write(d, "every-reason", "".join(
         json.dumps({"ts": 1796215801 + i, "target": "t", "ok": False, "reason": r}) + "\n"
         for i, r in enumerate(reasons)))

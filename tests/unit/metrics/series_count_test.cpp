@@ -119,23 +119,24 @@ config::SeriesCount per_target_prompt(const config::Config& base) {
 
 TEST(SeriesCount, FiguresPerTargetAndPrompt) {
   config::Config c;
-  // Series set 299: histograms 267 (phases 6 × 17 = 102, tokens per chunk
-  // 12 + 3), counters 25, gauges 7 (diagnosis 5); per target 7 (stall threshold, alert ttft/worst
-  // gap/stall share, target info, backoffs, unexpected content type). Finish reasons add up to 6.
-  EXPECT_EQ(per_target_prompt(c).at_start, 306u);
-  EXPECT_EQ(per_target_prompt(c).at_most, 312u);
+  // Series set 300: histograms 267 (phases 6 × 17 = 102, tokens per chunk
+  // 12 + 3), counters 26 (16 failure reasons), gauges 7 (diagnosis 5); per target 7 (stall
+  // threshold, alert ttft/worst gap/stall share, target info, backoffs, unexpected content type).
+  // Finish reasons add up to 6.
+  EXPECT_EQ(per_target_prompt(c).at_start, 307u);
+  EXPECT_EQ(per_target_prompt(c).at_most, 313u);
   c.metrics.phases = config::PhaseSeries::sum_count;  // 6 × 3 instead of 6 × 17
-  EXPECT_EQ(per_target_prompt(c).at_most, 228u);
+  EXPECT_EQ(per_target_prompt(c).at_most, 229u);
   c.metrics.phases = config::PhaseSeries::off;
-  EXPECT_EQ(per_target_prompt(c).at_most, 210u);
+  EXPECT_EQ(per_target_prompt(c).at_most, 211u);
   c.metrics.phases = config::PhaseSeries::histogram;
   // Native only: each of the 14 histograms is one series; failure reasons
-  // (15) appear on first sight like finish reasons (6). At start: 14 + 2
+  // (16) appear on first sight like finish reasons (6). At start: 14 + 2
   // probes + 8 counters + 2 gauges + 5 diagnosis + 7 per target = 38.
   auto native_only = c;
   native_only.metrics.classic = false;
   EXPECT_EQ(per_target_prompt(native_only).at_start, 38u);
-  EXPECT_EQ(per_target_prompt(native_only).at_most, 38u + 15u + 6u);
+  EXPECT_EQ(per_target_prompt(native_only).at_most, 38u + 16u + 6u);
   // The exporter's own: reload gauges, reloads by result (2), row write errors,
   // build info, shard index and count, OTLP drops, process_*.
   auto none = c;
@@ -144,7 +145,7 @@ TEST(SeriesCount, FiguresPerTargetAndPrompt) {
   // per_prompt: false: a target costs one set however many prompts it has.
   c.metrics.per_prompt = false;
   c.targets = {make_target("t", "m", {"a", "b", "c"})};
-  EXPECT_EQ(config::series_count(c).at_most, 312u + 9u + kProcessSeries);
+  EXPECT_EQ(config::series_count(c).at_most, 313u + 9u + kProcessSeries);
 }
 
 TEST(SeriesCount, ThousandsAreGrouped) {

@@ -205,6 +205,32 @@ TEST(Triage, Protocol) {
   EXPECT_EQ(triage(bad), FailureReason::protocol);
 }
 
+// HTTP/2: the server's RST_STREAM (or a GOAWAY that cut our stream) is
+// `reset` at whatever stage it came; a broken session or h2 not negotiated
+// is `protocol`, also at the TLS stage where ALPN decides.
+TEST(Triage, ResetAndHttp2ProtocolFaults) {
+  using lse::http::Errc;
+  for (Stage stage : {Stage::send, Stage::headers, Stage::body}) {
+    EXPECT_EQ(triage(with_fault(stage, make_error_code(Errc::stream_reset))), FailureReason::reset);
+    EXPECT_EQ(triage(with_fault(stage, make_error_code(Errc::h2_protocol))),
+              FailureReason::protocol);
+  }
+  EXPECT_EQ(triage(with_fault(Stage::tls, make_error_code(Errc::h2_not_negotiated))),
+            FailureReason::protocol);
+  EXPECT_EQ(triage(with_fault(Stage::proxy_connect, make_error_code(Errc::h2_not_negotiated))),
+            FailureReason::protocol);
+  // A deadline that expired is still the deadline's.
+  EXPECT_EQ(triage(with_fault(Stage::body, make_error_code(Errc::stream_reset), Interrupt::deadline,
+                              Deadline::idle)),
+            FailureReason::timeout_idle);
+  // After the end marker, a reset of the finished stream changes nothing.
+  Ending e = clean_stream();
+  e.fault = Fault{Stage::body, Interrupt::none, make_error_code(Errc::stream_reset), "RST_STREAM"};
+  EXPECT_EQ(triage(e), FailureReason::none);
+  EXPECT_EQ(lse::probe::to_string(FailureReason::reset), "reset");
+  EXPECT_EQ(lse::probe::parse_failure_reason("reset"), FailureReason::reset);
+}
+
 TEST(Triage, UpstreamError) {
   Ending e;
   e.http_status = 200;

@@ -23,6 +23,7 @@ std::vector<probe::ProbeResult> rows(int n, double ttft, double gap,
   std::vector<probe::ProbeResult> out;
   for (int i = 0; i < n; ++i) {
     std::vector<double> gaps;
+    gaps.reserve(20);
     for (int k = 0; k < 20; ++k) gaps.push_back(gap + 0.001 * ((i * 7 + k * 3) % 5) - 0.002);
     out.push_back(planted(ttft + ttft_step * ((i * 5) % 7), gaps, 0.001, target, prompt));
   }
@@ -84,6 +85,7 @@ std::vector<probe::ProbeResult> runs_of(int n, double ttft, const std::vector<do
                                         const std::string& target = "svc",
                                         const std::string& prompt = "short") {
   std::vector<probe::ProbeResult> out;
+  out.reserve(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i)
     out.push_back(planted(ttft + 0.0001 * (i % 5), gaps, 0.001, target, prompt));
   return out;
@@ -310,6 +312,40 @@ TEST(ReportCompare, JsonCarriesIntervalsInMilliseconds) {
       << j;
   EXPECT_NE(j.find("\"gaps_moved\":true"), std::string::npos);
   EXPECT_NE(j.find("\"resolution_ms\":1"), std::string::npos);
+}
+
+// Each side's HTTP version: the one its answered rows spoke, or "mixed"
+// with the count of each; rows without an answer count for neither.
+TEST(ReportCompare, EachSideShowsItsHttpVersion) {
+  auto a = rows(12, 0.12, 0.020);
+  for (auto& r : a) r.http_version = "2";
+  a.push_back(testing::failed(probe::FailureReason::connect, "svc", "short"));  // no answer
+  auto b = rows(12, 0.12, 0.020);
+  for (std::size_t i = 0; i < b.size(); ++i) b[i].http_version = i < 9 ? "1.1" : "2";
+  const auto c = compare(a, b);
+  const auto& s = c.series.at(0);
+  EXPECT_EQ(s.http_version_a.summary(), "2");
+  EXPECT_EQ(s.http_version_a.counts, (std::vector<std::pair<std::string, std::size_t>>{{"2", 12}}));
+  EXPECT_EQ(s.http_version_b.summary(), "mixed");
+  EXPECT_EQ(s.http_version_b.most_common(), "1.1");
+  EXPECT_EQ(s.http_version_b.text(), "mixed (1.1: 9, 2: 3)");
+
+  const std::string text = render_text(c, "A", "B");
+  EXPECT_NE(text.find("  http_version  A: 2  B: mixed (1.1: 9, 2: 3)  (the sides spoke different "
+                      "HTTP"),
+            std::string::npos)
+      << text;
+  const std::string j = json::dump(to_json(c, "a", "b"));
+  EXPECT_NE(j.find("\"http_version_a\":\"2\",\"http_version_b\":\"mixed\","
+                   "\"http_versions_a\":{\"2\":12},\"http_versions_b\":{\"1.1\":9,\"2\":3}"),
+            std::string::npos)
+      << j;
+
+  // Rows from before the field (or with no answer at all): nothing to show.
+  const auto none = compare(rows(10, 0.12, 0.02), rows(10, 0.12, 0.02));
+  EXPECT_EQ(none.series.at(0).http_version_a.text(), "-");
+  EXPECT_NE(render_text(none, "A", "B").find("  http_version  A: -  B: -\n"), std::string::npos);
+  EXPECT_NE(json::dump(to_json(none, "a", "b")).find("\"http_version_a\":null"), std::string::npos);
 }
 
 }  // namespace

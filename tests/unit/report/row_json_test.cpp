@@ -59,7 +59,8 @@ TEST(RowJson, ExactRowForAKnownProbe) {
       R"("usage":{"prompt_tokens":14,"completion_tokens":9},"server_ms":null,"finish_reason":"stop",)"
       R"("gaps_ms":[0.000,21.000,300.400,45.500],"host":"probe-1","error":null,)"
       R"("content_encoding":"gzip","content_type":"text/event-stream",)"
-      R"("unexpected_content_type":false,"http_version":"1.1","interim_responses":2,)"
+      R"("unexpected_content_type":false,"http_version":"1.1","h2_error":null,)"
+      R"("interim_responses":2,)"
       R"("via_proxy":false,"coalesced_chunks":1,)"
       R"("stalls_detail":[{"at_chunk":4,"gap_ms":300.400,"released_chunks":1}],)"
       R"("tokens_per_chunk":1.800})");
@@ -84,7 +85,7 @@ TEST(RowJson, MissingValuesAreNull) {
       R"("phases_ms":{"resolve":1.000},"usage":null,"server_ms":null,"finish_reason":null,"gaps_ms":[],)"
       R"("host":null,"error":"connect 10.0.0.7:443: Connection refused","content_encoding":null,)"
       R"("content_type":null,"unexpected_content_type":false,"http_version":null,)"
-      R"("interim_responses":0,"via_proxy":true,"coalesced_chunks":0,)"
+      R"("h2_error":null,"interim_responses":0,"via_proxy":true,"coalesced_chunks":0,)"
       R"("stalls_detail":[],"tokens_per_chunk":null})");
 }
 
@@ -120,6 +121,37 @@ TEST(RowJson, ResponseModelReadsBackAndOlderRowsHaveNone) {
   EXPECT_EQ(null_model->response_model, "");
   EXPECT_FALSE(parse_row_json(R"({"ts":1,"response_model":3,"target":"t","ok":true})", &error));
   EXPECT_NE(error.find("\"response_model\""), std::string::npos) << error;
+}
+
+// A stream the server reset over HTTP/2: `reset` with the RFC 9113 name of
+// its code, which reads back; rows written before the field, and null, read
+// as none; a non-string is refused.
+TEST(RowJson, H2ErrorReadsBackAndOlderRowsHaveNone) {
+  probe::ProbeResult r = full_result();
+  r.ok = false;
+  r.reason = probe::FailureReason::reset;
+  r.http_version = "2";
+  r.h2_error = "INTERNAL_ERROR";
+  r.error_detail = "RST_STREAM INTERNAL_ERROR (0x2) from the server";
+  const std::string row = to_row_json(r);
+  EXPECT_NE(row.find(R"("reason":"reset",)"), std::string::npos) << row;
+  EXPECT_NE(row.find(R"("http_version":"2","h2_error":"INTERNAL_ERROR",)"), std::string::npos)
+      << row;
+  std::string error;
+  auto back = parse_row_json(row, &error);
+  ASSERT_TRUE(back) << error;
+  EXPECT_EQ(back->reason, probe::FailureReason::reset);
+  EXPECT_EQ(back->h2_error, "INTERNAL_ERROR");
+  EXPECT_EQ(back->http_version, "2");
+  auto old = parse_row_json(R"({"ts":1,"target":"t","ok":false,"reason":"truncated"})", &error);
+  ASSERT_TRUE(old) << error;
+  EXPECT_EQ(old->h2_error, "");
+  auto null_code = parse_row_json(
+      R"({"ts":1,"target":"t","ok":false,"reason":"reset","h2_error":null})", &error);
+  ASSERT_TRUE(null_code) << error;
+  EXPECT_EQ(null_code->h2_error, "");
+  EXPECT_FALSE(parse_row_json(R"({"ts":1,"target":"t","ok":false,"h2_error":2})", &error));
+  EXPECT_NE(error.find("\"h2_error\""), std::string::npos) << error;
 }
 
 // Tokens per chunk: to the row's 3 decimals and back; null (no usage) and
@@ -241,6 +273,7 @@ void expect_same_row(const probe::ProbeResult& a, const probe::ProbeResult& b) {
   EXPECT_EQ(a.content_type, b.content_type);
   EXPECT_EQ(a.unexpected_content_type, b.unexpected_content_type);
   EXPECT_EQ(a.http_version, b.http_version);
+  EXPECT_EQ(a.h2_error, b.h2_error);
   EXPECT_EQ(a.via_proxy, b.via_proxy);
   EXPECT_EQ(a.coalesced_chunks, b.coalesced_chunks);
   EXPECT_EQ(a.interim_responses, b.interim_responses);
