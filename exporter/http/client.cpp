@@ -112,6 +112,15 @@ awaitable<Result<Response>> Client::read_headers(TimePoint deadline, bool& nothi
   pending_.reset();
   nothing_received = true;
   interim = 0;
+  // HTTP/2: what came while the request waited for the server's window (an
+  // early answer, a reset) is in the session already.
+  if (reader_.http2()) {
+    if (reader_.answered()) nothing_received = false;
+    auto early = reader_.read_heads();
+    interim = reader_.interim_responses();
+    if (!early) co_return early.fault();
+    if (early.value()) co_return *reader_.response();
+  }
   for (;;) {
     Step fault = co_await receive(Stage::headers, deadline);
     if (reader_.answered()) nothing_received = false;

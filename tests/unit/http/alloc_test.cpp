@@ -3,7 +3,9 @@
 // must not wait on the allocator; issue 11 §1). The same exchange with 40
 // and with 200 events, one socket read each, allocates (nearly) the same.
 // Counts this thread's allocations only (the scripted peer's thread
-// allocates as it likes).
+// allocates as it likes). The same over HTTP/2 (h2c): DATA frames through
+// the session and the same read paths (libnghttp2's own malloc() calls are
+// not operator new and go uncounted).
 #include <gtest/gtest.h>
 
 #include <utility>  // before asio awaitable with GCC 12
@@ -17,6 +19,7 @@
 #include <string>
 
 #include "../../support/counting_new.hpp"
+#include "h2_peer.hpp"
 #include "http/client.hpp"
 #include "scripted_peer.hpp"
 
@@ -135,6 +138,44 @@ void expect_no_allocation_per_read(Reads how) {
   EXPECT_LE(m[4].allocations - m[3].allocations, 4)
       << m[3].reads << " reads: " << m[3].allocations << " allocations; " << m[4].reads
       << " reads: " << m[4].allocations;
+}
+
+void expect_no_allocation_per_read_h2(Reads how) {
+  lse::test::H2Peer peer(
+      [](lse::test::H2PeerConn& c) {
+        c.start_h2();
+        for (const int events : kEvents) {
+          const auto id = c.read_h2_request();
+          c.send_headers(id, 200, {{"content-type", "text/event-stream"}});
+          for (int i = 0; i < events; ++i) {
+            PeerConn::pause(2ms);
+            c.send_data(id, "data: {\"choices\":[{\"delta\":{\"content\":\"w" +
+                                std::to_string(i % 10) + "\"}}]}\n\n");
+          }
+          c.send_data(id, "", true);
+        }
+        c.hang();
+      },
+      {.tls = false});
+  lse::http::ClientOptions options;
+  options.url = *lse::net::parse_url(peer.url());
+  options.http_version = lse::http::HttpVersion::http2;
+  Measured m[kExchanges];
+  run_exchanges(options, how, m);
+  for (int i = 0; i < kExchanges; ++i) ASSERT_TRUE(m[i].ok) << "exchange " << i;
+  const int more_reads = m[4].reads - m[3].reads;
+  EXPECT_GE(more_reads, 100) << "the events did not come in reads of their own";
+  EXPECT_LE(m[4].allocations - m[3].allocations, 4)
+      << m[3].reads << " reads: " << m[3].allocations << " allocations; " << m[4].reads
+      << " reads: " << m[4].allocations;
+}
+
+TEST(ClientAlloc, H2BodyReadsAllocateNothingPerRead) {
+  expect_no_allocation_per_read_h2(Reads::one_at_a_time);
+}
+
+TEST(ClientAlloc, AnH2BodyReadIntoASinkAllocatesNothingPerChunk) {
+  expect_no_allocation_per_read_h2(Reads::into_a_sink);
 }
 
 TEST(ClientAlloc, BodyReadsAllocateNothingPerRead) {

@@ -106,6 +106,16 @@ TEST(ClientAlpn, Http2RefusesAServerThatPicksNothing) {
             "the server offered no protocol by ALPN; http_version \"2\" needs h2");
 }
 
+TEST(ClientAlpn, AutoOverPlainHttpIsHttp11) {
+  lse::test::ScriptedPeer peer([](lse::test::PeerConn& c) {
+    c.read_request();
+    c.send_status(200, "{}");
+  });
+  const auto s = exchange(peer.url(), HttpVersion::automatic);
+  ASSERT_TRUE(s.response) << s.response.fault().detail;
+  EXPECT_EQ(s.response->http_version, "1.1");
+}
+
 TEST(ClientAlpn, Http2ForAPlainTargetThroughAProxyFailsBeforeConnecting) {
   lse::test::ScriptedPeer proxy([](lse::test::PeerConn& c) { c.hang(); });
   const auto s = exchange("http://127.0.0.1:9/v1", HttpVersion::http2, proxy.url());

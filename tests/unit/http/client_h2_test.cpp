@@ -13,6 +13,8 @@
 #include <utility>  // before asio awaitable with GCC 12
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <chrono>
 #include <cmath>
 #include <optional>
@@ -56,22 +58,64 @@ struct Exchange {
   }
 };
 
-struct Run {
+struct Plan {
   std::string url;
   HttpVersion version = HttpVersion::automatic;
   std::string body = "{}";
   Clock::duration deadline = 3s;
   int exchanges = 1;
+  std::optional<std::string> proxy = std::nullopt;
+  std::uint32_t stream_window = lse::h2::kBrowserStreamWindow;
+  bool into_a_sink = false;    // read_body() rather than read() in a loop
+  Clock::duration pause = 0s;  // between two exchanges
 };
+
+// Keeps what read_body() hands it.
+class KeepingSink final : public lse::http::ChunkSink {
+ public:
+  KeepingSink(std::vector<Piece>& pieces, TimePoint deadline, bool& body_done)
+      : pieces_(pieces), deadline_(deadline), body_done_(body_done) {}
+  std::optional<TimePoint> take(const lse::http::Chunk& chunk) override {
+    if (!chunk.bytes.empty()) pieces_.push_back({std::string(chunk.bytes), chunk.arrival});
+    body_done_ = chunk.body_done;
+    return deadline_;
+  }
+
+ private:
+  std::vector<Piece>& pieces_;
+  TimePoint deadline_;
+  bool& body_done_;
+};
+
+// The body of a started exchange, read as `run` says.
+asio::awaitable<void> read_answer(lse::http::Client& client, const Plan& run, Exchange& e,
+                                  TimePoint deadline) {
+  if (run.into_a_sink) {
+    KeepingSink sink(e.pieces, deadline, e.body_done);
+    e.fault = co_await client.read_body(sink, deadline);
+    co_return;
+  }
+  while (!e.fault && !e.body_done) {
+    auto chunk = co_await client.read(deadline);
+    if (!chunk) {
+      e.fault = chunk.fault();
+      break;
+    }
+    if (!chunk->bytes.empty()) e.pieces.push_back({std::string(chunk->bytes), chunk->arrival});
+    e.body_done = chunk->body_done;
+  }
+}
 
 // `run.exchanges` exchanges, one after another, on one client; each read to
 // its end and finished with reuse.
-std::vector<Exchange> exchange(const Run& run) {
+std::vector<Exchange> exchange(const Plan& run) {
   asio::io_context io;
   lse::http::ClientOptions options;
   options.url = *lse::net::parse_url(run.url);
   options.tls.ca_file = lse::test::h2_pki().ca;
   options.http_version = run.version;
+  options.http2.stream_window = run.stream_window;
+  if (run.proxy) options.proxy = *lse::net::parse_url(*run.proxy);
   lse::http::Client client(io, options);
   std::vector<Exchange> out(static_cast<std::size_t>(run.exchanges));
   bool done = false;
@@ -82,17 +126,12 @@ std::vector<Exchange> exchange(const Run& run) {
         for (Exchange& e : out) {
           const TimePoint deadline = Clock::now() + run.deadline;
           e.started = co_await client.start(request, deadline);
-          while (e.started.response && !e.fault && !e.body_done) {
-            auto chunk = co_await client.read(deadline);
-            if (!chunk) {
-              e.fault = chunk.fault();
-              break;
-            }
-            if (!chunk->bytes.empty())
-              e.pieces.push_back({std::string(chunk->bytes), chunk->arrival});
-            e.body_done = chunk->body_done;
-          }
+          if (e.started.response) co_await read_answer(client, run, e, deadline);
           client.finish(true);
+          if (run.pause > 0s) {
+            asio::steady_timer timer(io, run.pause);
+            co_await timer.async_wait(asio::use_awaitable);
+          }
         }
         done = true;
       },
@@ -276,6 +315,82 @@ TEST(ClientH2, TwoExchangesShareOneConnectionOnStreamsOneAndThree) {
   EXPECT_EQ(conns[0].streams, (std::vector<std::uint32_t>{1, 3}));
 }
 
+// The server said GOAWAY (last stream 1) while the connection sat in the
+// pool: the next probe's stream 3 was never processed, and goes again on a
+// new connection, as a request a closed keep-alive connection never answered.
+TEST(ClientH2, AStreamRefusedByGoawayOnAPooledConnectionGoesOnANewOne) {
+  H2Peer peer(
+      [](H2PeerConn& c) {
+        c.start_h2();
+        const auto id = c.read_h2_request();
+        c.send_headers(id, 200, kStreamHead);
+        c.send_data(id, "data: " + std::to_string(c.streams.size()) + "\n\n", true);
+        if (id == 1) {
+          std::this_thread::sleep_for(50ms);  // the client pooled the connection meanwhile
+          c.send_goaway(1, 0);
+        }
+        c.hang();
+      },
+      {.connections = 2});
+  Plan run{peer.url()};
+  run.exchanges = 2;
+  run.pause = 100ms;
+  const auto e = exchange(run);
+  ASSERT_TRUE(e[1].started.response) << e[1].started.response.fault().detail;
+  EXPECT_EQ(e[1].body(), "data: 1\n\n");
+  EXPECT_TRUE(e[1].started.stamps.connected.has_value());
+  EXPECT_EQ(peer.accepted(), 2);
+}
+
+// ALPN is end to end: h2 through an HTTP proxy's CONNECT tunnel.
+TEST(ClientH2, H2GoesThroughAConnectTunnel) {
+  H2Peer peer(
+      [](H2PeerConn& c) {
+        c.start_h2();
+        const auto id = c.read_h2_request();
+        c.send_headers(id, 200, kStreamHead);
+        c.send_data(id, "data: a\n\n", true);
+        c.hang();
+      },
+      {});
+  lse::test::TunnelProxy proxy(peer.port());
+  Plan run{peer.url(), HttpVersion::http2};
+  run.proxy = proxy.url();
+  const auto e = exchange(run).at(0);
+  ASSERT_TRUE(e.started.response) << e.started.response.fault().detail;
+  EXPECT_EQ(e.started.response->http_version, "2");
+  EXPECT_EQ(e.body(), "data: a\n\n");
+  const std::string line = "CONNECT 127.0.0.1:" + std::to_string(peer.port()) + " HTTP/1.1\r\n";
+  EXPECT_EQ(proxy.head().substr(0, line.size()), line);
+}
+
+// A 65535-byte stream window: 60000 bytes come, and the rest only after the
+// WINDOW_UPDATE the client writes between its reads (read_body's loop).
+TEST(ClientH2, TheWindowOpensAsTheBodyIsReadIntoASink) {
+  std::uint32_t increment = 0;
+  H2Peer peer(
+      [&](H2PeerConn& c) {
+        c.start_h2();
+        const auto id = c.read_h2_request();
+        c.send_headers(id, 200, kStreamHead);
+        for (int i = 0; i < 4; ++i) c.send_data(id, std::string(15000, 'a'));
+        increment = c.read_window_update(id);
+        for (int i = 0; i < 3; ++i) c.send_data(id, std::string(13000, 'b'), i == 2);
+        c.hang();
+      },
+      {});
+  Plan run{peer.url()};
+  run.stream_window = lse::h2::kMinWindow;
+  run.into_a_sink = true;
+  const auto e = exchange(run).at(0);
+  ASSERT_TRUE(e.started.response) << e.started.response.fault().detail;
+  ASSERT_FALSE(e.fault) << e.fault->detail;
+  EXPECT_TRUE(e.body_done);
+  EXPECT_EQ(e.body(), std::string(60000, 'a') + std::string(39000, 'b'));
+  peer.stop();
+  EXPECT_GE(increment, 32768U);
+}
+
 // The connection window (65535 until the server opens it) holds a 100 KB
 // body back; the server never opens it.
 TEST(ClientH2, ABodyTheServersWindowHoldsBackFailsAtSendAtTheDeadline) {
@@ -294,6 +409,63 @@ TEST(ClientH2, ABodyTheServersWindowHoldsBackFailsAtSendAtTheDeadline) {
   EXPECT_EQ(f.detail, "HTTP/2 flow control: the server's window held the request body back");
   EXPECT_FALSE(e.started.stamps.request_sent.has_value());
   EXPECT_NEAR(ms(Clock::now() - began), 400.0, 300.0);
+}
+
+TEST(ClientH2, AnErrorAnswersFieldsAreReadFromItsHeaders) {
+  H2Peer peer(
+      [](H2PeerConn& c) {
+        c.start_h2();
+        const auto id = c.read_h2_request();
+        c.send_headers(id, 429, {{"content-type", "application/json"}, {"retry-after", "7"}});
+        c.send_data(id, "{\"error\":\"slow down\"}", true);
+        c.hang();
+      },
+      {});
+  const auto e = exchange({peer.url()}).at(0);
+  ASSERT_TRUE(e.started.response) << e.started.response.fault().detail;
+  EXPECT_EQ(e.started.response->status, 429);
+  EXPECT_EQ(e.started.response->retry_after, "7");
+  EXPECT_EQ(e.started.response->content_type, "application/json");
+  EXPECT_EQ(e.body(), "{\"error\":\"slow down\"}");
+}
+
+// An HTTP/1.1 answer on a prior-knowledge h2c connection: a connection
+// error, malformed (triage: protocol), with the code the client sent.
+TEST(ClientH2, AnHttp11AnswerToH2cIsAnH2ProtocolFault) {
+  H2Peer peer(
+      [](H2PeerConn& c) {
+        c.fill();
+        c.write("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+        c.hang();
+      },
+      {.tls = false});
+  const auto e = exchange({peer.url(), HttpVersion::http2}).at(0);
+  ASSERT_FALSE(e.started.response);
+  const auto& f = e.started.response.fault();
+  EXPECT_EQ(f.stage, Stage::headers);
+  EXPECT_EQ(f.ec, make_error_code(Errc::h2_protocol));
+  EXPECT_TRUE(lse::http::is_malformed(f.ec));
+  ASSERT_TRUE(f.h2_error.has_value());
+  EXPECT_EQ(*f.h2_error, 1U);  // PROTOCOL_ERROR
+}
+
+// The server answers (413, END_STREAM) while the body still waits for its
+// window: that answer is the exchange's, at once, not a send deadline.
+TEST(ClientH2, AnAnswerWhileTheBodyIsHeldBackIsTheResponse) {
+  H2Peer peer(
+      [](H2PeerConn& c) {
+        c.start_h2();
+        const auto id = c.read_h2_headers();
+        c.send_headers(id, 413, {{"content-type", "application/json"}}, true);
+        c.hang();
+      },
+      {});
+  const TimePoint began = Clock::now();
+  const auto e = exchange({peer.url(), HttpVersion::http2, std::string(100000, 'x'), 2s}).at(0);
+  ASSERT_TRUE(e.started.response) << e.started.response.fault().detail;
+  EXPECT_EQ(e.started.response->status, 413);
+  EXPECT_TRUE(e.body_done);
+  EXPECT_LT(ms(Clock::now() - began), 1000.0);
 }
 
 }  // namespace

@@ -11,12 +11,14 @@
 #include <utility>  // before asio with GCC 12
 #include <netinet/in.h>
 #include <openssl/ssl.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/write.hpp>
 #include <chrono>
 #include <csignal>
 #include <cstdint>
@@ -184,6 +186,20 @@ class H2PeerConn {
     }
   }
 
+  // Reads frames until the client's WINDOW_UPDATE for `stream`; returns its
+  // increment.
+  std::uint32_t read_window_update(std::uint32_t stream) {
+    for (;;) {
+      const auto f = next_frame();
+      if (f.type == h2frame::kWindowUpdate && f.stream == stream && f.payload.size() == 4) {
+        const auto b = [&](std::size_t i) { return static_cast<std::uint8_t>(f.payload[i]); };
+        return ((std::uint32_t{b(0)} << 24) | (std::uint32_t{b(1)} << 16) |
+                (std::uint32_t{b(2)} << 8) | b(3)) &
+               0x7fffffffu;
+      }
+    }
+  }
+
   void send_headers(std::uint32_t stream, int status, Fields fields = {}, bool end = false) {
     fields.insert(fields.begin(), {":status", std::to_string(status)});
     write(h2frame::frame(h2frame::kHeaders,
@@ -192,6 +208,12 @@ class H2PeerConn {
   }
   void send_data(std::uint32_t stream, std::string_view bytes, bool end = false) {
     write(h2frame::frame(h2frame::kData, end ? h2frame::kEndStream : 0, stream, bytes));
+  }
+  void send_goaway(std::uint32_t last_stream, std::uint32_t code) {
+    std::string payload;
+    h2frame::put32(payload, last_stream);
+    h2frame::put32(payload, code);
+    write(h2frame::frame(h2frame::kGoaway, 0, 0, payload));
   }
   void send_rst(std::uint32_t stream, std::uint32_t code) {
     std::string payload;
@@ -353,6 +375,75 @@ class H2Peer {
   std::atomic<bool> alpn_offered_{false};
   std::mutex mu_;
   std::vector<H2PeerConn> done_;
+  std::thread thread_;
+};
+
+// An HTTP proxy for one CONNECT: reads the CONNECT head (kept for the
+// test), connects to 127.0.0.1:`target_port`, answers 200 and relays bytes
+// both ways until either side closes (or 5 s of silence).
+class TunnelProxy {
+ public:
+  explicit TunnelProxy(unsigned short target_port) {
+    thread_ = std::thread([this, target_port] { serve(target_port); });
+  }
+  ~TunnelProxy() {
+    boost::system::error_code ec;
+    boost::asio::io_context io;
+    boost::asio::ip::tcp::socket poke(io);
+    poke.connect({boost::asio::ip::make_address("127.0.0.1"), port()}, ec);
+    if (thread_.joinable()) thread_.join();
+  }
+  TunnelProxy(const TunnelProxy&) = delete;
+  TunnelProxy& operator=(const TunnelProxy&) = delete;
+
+  unsigned short port() const { return acceptor_.local_endpoint().port(); }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port()); }
+  std::string head() {
+    const std::lock_guard lock(mu_);
+    return head_;
+  }
+
+ private:
+  void serve(unsigned short target_port) {
+    boost::asio::ip::tcp::socket client(io_), target(io_);
+    boost::system::error_code ec;
+    acceptor_.accept(client, ec);
+    if (ec) return;
+    std::string in;
+    char buf[16384];
+    while (in.find("\r\n\r\n") == std::string::npos) {
+      const std::size_t n = client.read_some(boost::asio::buffer(buf), ec);
+      if (ec) return;
+      in.append(buf, n);
+    }
+    {
+      const std::lock_guard lock(mu_);
+      head_ = in;
+    }
+    target.connect({boost::asio::ip::make_address("127.0.0.1"), target_port}, ec);
+    if (ec) return;
+    const std::string ok = "HTTP/1.1 200 Connection established\r\n\r\n";
+    boost::asio::write(client, boost::asio::buffer(ok), ec);
+    relay(client.native_handle(), target.native_handle());
+  }
+
+  static void relay(int a, int b) {
+    pollfd fds[2] = {{a, POLLIN, 0}, {b, POLLIN, 0}};
+    char buf[16384];
+    while (::poll(fds, 2, 5000) > 0) {
+      for (int i = 0; i < 2; ++i) {
+        if (fds[i].revents == 0) continue;
+        const long n = ::recv(fds[i].fd, buf, sizeof buf, 0);
+        if (n <= 0) return;
+        if (::send(fds[1 - i].fd, buf, static_cast<std::size_t>(n), MSG_NOSIGNAL) != n) return;
+      }
+    }
+  }
+
+  boost::asio::io_context io_;
+  boost::asio::ip::tcp::acceptor acceptor_{io_, {boost::asio::ip::make_address("127.0.0.1"), 0}};
+  std::mutex mu_;
+  std::string head_;
   std::thread thread_;
 };
 
