@@ -305,11 +305,12 @@ def info_table(title, description, expr, columns, links=None):
     }
 
 
-TARGET_COLUMNS = ["target", "api", "model", "host", "location"]
+TARGET_COLUMNS = ["target", "api", "model", "host", "http_version", "location"]
 TARGETS_EXPR = (f'max by ({", ".join(TARGET_COLUMNS)}) '
                 f'(llm_stream_target_info{{{SEL_T}}})')
 TARGETS_DESCRIPTION = (
-    "One row per probed target: the API dialect it speaks, the model and the upstream host "
+    "One row per probed target: the API dialect it speaks, the model, the upstream host, the HTTP "
+    "version its latest answered probe spoke (1.1 or 2) "
     "(and the prober location when probing from several nodes/zones). Use it to tell which "
     "provider or gateway a target name stands for before paging its owner. A target missing "
     "here is not in the exporter's configuration (or its exporter is not scraped).")

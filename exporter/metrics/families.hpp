@@ -99,7 +99,7 @@ struct FamilySpec {
   const char* help;
   Scope scope;
   // Labels of the family's own, beside those of its scope.
-  std::array<std::string_view, 3> labels{};
+  std::array<std::string_view, 4> labels{};
   // Label sets per series set (or target) made when a config is applied,
   // zero-initialised ...
   std::size_t label_sets = 1;
@@ -263,9 +263,10 @@ inline constexpr FamilySpec kFamilies[] = {
     {F::target_info,
      Type::gauge,
      "llm_stream_target_info",
-     "Which API dialect, model and upstream host a target speaks to; the value is always 1.",
+     "Which API dialect, model and upstream host a target speaks to, and the HTTP version its "
+     "latest answered probe spoke (\"\" before any); the value is always 1.",
      Scope::target,
-     {"api", "model", "host"}},
+     {"api", "model", "host", "http_version"}},
     {F::backoffs, Type::counter, "llm_stream_backoffs_total",
      "Rounds of the target pushed back because the server answered 429 with Retry-After.",
      Scope::target},

@@ -92,7 +92,10 @@ void set_series_of(F f, Series& s, std::vector<ClientMetric>& out) {
 
 void target_series_of(F f, const std::string& name, const TargetSeries& t,
                       std::vector<ClientMetric>& out) {
-  if (f == F::target_info) return add(out, t.info_labels, t.info);
+  if (f == F::target_info) {
+    std::lock_guard lock(t.info_mutex);  // a probe may be replacing it
+    return add(out, t.info_labels, t.info);
+  }
   const Labels labels = merged({{"target", name}}, t.own_labels);
   switch (f) {
     case F::stall_threshold: add(out, labels, t.stall_threshold); return;

@@ -46,6 +46,18 @@ void Metrics::Impl::show_verdicts(Series& s) {
   }
 }
 
+void Metrics::Impl::note_http_version(std::string_view target, std::string_view version) {
+  auto it = targets.find(target);
+  if (it == targets.end()) return;
+  TargetSeries& t = it->second;
+  std::lock_guard lock(t.info_mutex);
+  if (t.http_version == version) return;
+  t.http_version = std::string(version);
+  Labels labels = t.info_labels;
+  labels.insert_or_assign("http_version", t.http_version);
+  replace_info(t, std::move(labels));
+}
+
 void Metrics::Impl::count_unexpected_content_type(std::string_view target) {
   auto t = targets.find(target);
   if (t != targets.end() && t->second.unexpected_content_type)
@@ -60,6 +72,9 @@ void Metrics::record(const probe::ProbeResult& r) {
   auto lock = impl_->read_lock();
   Series* s = impl_->find(r.target, r.prompt);
   if (!s) return;
+  // What the target speaks is state, not a measurement: a warmup probe's
+  // answer tells it too.
+  if (!r.http_version.empty()) impl_->note_http_version(r.target, r.http_version);
   if (r.warmup) {
     s->warmup->Increment();
     return;

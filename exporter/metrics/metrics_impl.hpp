@@ -82,8 +82,16 @@ struct Metrics::Impl {
   // the stall threshold.
   void set_alert_thresholds(TargetSeries& t, const std::string& name, const WantedTarget& w);
 
-  // The info series changes its labels when the target's API or URL does.
-  void set_info(TargetSeries& t, const Labels& labels);
+  // The info series changes its labels when the target's API or URL does
+  // (`configured`: target, api, model, host, the target's labels); its
+  // http_version label stays what the latest answered probe spoke.
+  void set_info(TargetSeries& t, const Labels& configured);
+  // The info series under `labels`: re-added when they differ (the caller
+  // holds t.info_mutex).
+  void replace_info(TargetSeries& t, Labels labels);
+  // A probe of `target` was answered over `version` ("1.1", "2"): the info
+  // series' http_version label follows it (caller holds the read lock).
+  void note_http_version(std::string_view target, std::string_view version);
 
   // --- diagnosis ---------------------------------------------------------------
 

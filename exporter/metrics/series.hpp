@@ -104,10 +104,16 @@ struct TargetSeries {
   // The on-call thresholds (alert:), by row: alert_ttft, alert_worst_gap,
   // alert_stall_share.
   std::array<Gauge*, 3> alert{};
-  Gauge* info = nullptr;  // llm_stream_target_info
   Counter* backoffs = nullptr;
   Counter* unexpected_content_type = nullptr;
+  // llm_stream_target_info, its labels, and the HTTP version of the target's
+  // latest answered probe ("" before any; its http_version label). A probe
+  // changes them under the shared lock, a render reads them under it: both
+  // hold info_mutex.
+  mutable std::mutex info_mutex;
+  Gauge* info = nullptr;
   Labels info_labels;
+  std::string http_version;
   // By prompt name; with per_prompt: false one set under "".
   std::map<std::string, std::unique_ptr<Series>, std::less<>> prompts;
 };

@@ -115,12 +115,17 @@ void Metrics::Impl::set_alert_thresholds(TargetSeries& t, const std::string& nam
   }
 }
 
-void Metrics::Impl::set_info(TargetSeries& t, const Labels& labels) {
+void Metrics::Impl::set_info(TargetSeries& t, const Labels& configured) {
+  std::lock_guard lock(t.info_mutex);
+  replace_info(t, with(configured, "http_version", t.http_version));
+}
+
+void Metrics::Impl::replace_info(TargetSeries& t, Labels labels) {
   if (t.info && t.info_labels == labels) return;
   if (t.info) families.gauge(F::target_info).Remove(t.info);
   t.info = &families.gauge(F::target_info).Add(labels);
   t.info->Set(1);
-  t.info_labels = labels;
+  t.info_labels = std::move(labels);
 }
 
 void Metrics::apply_config(const config::Config& config) {

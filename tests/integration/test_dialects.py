@@ -225,8 +225,9 @@ class NativeDialectsServe(unittest.TestCase):
     def check_info(self, target, api, model, port):
         info = [(l, val) for n, l, val in self.samples
                 if n == 'llm_stream_target_info' and l.get('target') == target]
+        # http_version: what the target's latest answered probe spoke.
         self.assertEqual(info, [({'target': target, 'api': api, 'model': model,
-                                  'host': f'127.0.0.1:{port}'}, 1)])
+                                  'host': f'127.0.0.1:{port}', 'http_version': '1.1'}, 1)])
 
     def check_azure(self, rows, reqs, port):
         self.assertTrue(rows[0]['ok'], rows[0])

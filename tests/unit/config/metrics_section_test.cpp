@@ -68,8 +68,12 @@ TEST(MetricsSection, EveryHistogramHasItsOwnBucketKey) {
 TEST(MetricsSection, PerProbeGapBucketsFollowGapUnlessSetThemselves) {
   for (const std::string section : {"buckets:\n", "metrics:\n  buckets:\n"}) {
     const std::string indent = section.size() > 9 ? "    " : "  ";
-    const Config c = parsed(section + indent + "gap: [.1, .25, 1]\n" + indent +
-                            "probe_max_gap: [.5, 5]\n" + kPrompts + kTarget);
+    std::string yaml = section;
+    yaml += indent + "gap: [.1, .25, 1]\n";
+    yaml += indent + "probe_max_gap: [.5, 5]\n";
+    yaml += kPrompts;
+    yaml += kTarget;
+    const Config c = parsed(yaml);
     EXPECT_EQ(c.buckets.gap, (std::vector<double>{.1, .25, 1})) << section;
     EXPECT_EQ(c.buckets.probe_gap_p95, c.buckets.gap) << section;
     EXPECT_EQ(c.buckets.probe_max_gap, (std::vector<double>{.5, 5})) << section;
@@ -171,8 +175,9 @@ TEST(Labels, NameRules) {
     EXPECT_EQ(detail::check_label_name(ok, reserved), std::nullopt) << ok;
   for (const char* bad : {"", "2x", "team-name", "a.b", "ü"})
     EXPECT_NE(detail::check_label_name(bad, reserved), std::nullopt) << bad;
-  for (const char* own : {"__name__", "__x", "target", "model", "prompt", "phase", "reason",
-                          "result", "shape", "api", "host", "le", "quantile", "job", "instance"})
+  for (const char* own :
+       {"__name__", "__x", "target", "model", "prompt", "phase", "reason", "result", "shape", "api",
+        "host", "http_version", "le", "quantile", "job", "instance"})
     EXPECT_NE(detail::check_label_name(own, reserved), std::nullopt) << own;
 }
 

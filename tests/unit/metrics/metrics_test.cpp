@@ -564,16 +564,21 @@ TEST_F(MetricsTest, TargetInfoNamesDialectModelAndUpstreamHost) {
   auto u = make_target("u", "m2", {"a"});  // openai-chat on a non-default port
   metrics.apply_config(make_config({t, u}));
   auto e = scrape();
+  // No probe answered yet: http_version is "".
   EXPECT_EQ(value_of(e, "llm_stream_target_info",
                      {{"target", "t"},
                       {"api", "anthropic-messages"},
                       {"model", "m"},
-                      {"host", "api.anthropic.com"}}),
+                      {"host", "api.anthropic.com"},
+                      {"http_version", ""}}),
             1.0);
-  EXPECT_EQ(
-      value_of(e, "llm_stream_target_info",
-               {{"target", "u"}, {"api", "openai-chat"}, {"model", "m2"}, {"host", "127.0.0.1:1"}}),
-      1.0);
+  EXPECT_EQ(value_of(e, "llm_stream_target_info",
+                     {{"target", "u"},
+                      {"api", "openai-chat"},
+                      {"model", "m2"},
+                      {"host", "127.0.0.1:1"},
+                      {"http_version", ""}}),
+            1.0);
   EXPECT_EQ(count_samples(e, "llm_stream_target_info"), 2u);
 
   // A reload that changes the dialect replaces the series; removing a target drops it.
@@ -581,11 +586,84 @@ TEST_F(MetricsTest, TargetInfoNamesDialectModelAndUpstreamHost) {
   metrics.apply_config(make_config({t}));
   e = scrape();
   EXPECT_EQ(count_samples(e, "llm_stream_target_info"), 1u);
-  EXPECT_EQ(
-      value_of(
-          e, "llm_stream_target_info",
-          {{"target", "t"}, {"api", "openai-chat"}, {"model", "m"}, {"host", "api.anthropic.com"}}),
-      1.0);
+  EXPECT_EQ(value_of(e, "llm_stream_target_info",
+                     {{"target", "t"},
+                      {"api", "openai-chat"},
+                      {"model", "m"},
+                      {"host", "api.anthropic.com"},
+                      {"http_version", ""}}),
+            1.0);
+}
+
+// llm_stream_target_info{http_version}: what the target's latest answered
+// probe spoke; a probe without an answer leaves it; a reload that keeps the
+// target keeps it; the registry's collect() agrees with the render.
+TEST_F(MetricsTest, TargetInfoFollowsTheHttpVersionOfTheLatestAnsweredProbe) {
+  const auto config = make_config({make_target("t", "m", {"a"})});
+  metrics.apply_config(config);
+  auto info = [](const std::string& version) {
+    return std::map<std::string, std::string>{{"target", "t"},
+                                              {"api", "openai-chat"},
+                                              {"model", "m"},
+                                              {"host", "127.0.0.1:1"},
+                                              {"http_version", version}};
+  };
+  auto r = success("t", "m", "a");
+  r.http_version = "2";
+  metrics.record(r);
+  auto e = scrape();
+  EXPECT_EQ(value_of(e, "llm_stream_target_info", info("2")), 1.0);
+  EXPECT_EQ(count_samples(e, "llm_stream_target_info"), 1u);
+
+  probe::ProbeResult refused = success("t", "m", "a");
+  refused.ok = false;
+  refused.reason = probe::FailureReason::connect;
+  refused.http_version.clear();  // no answer: says nothing of the protocol
+  metrics.record(refused);
+  EXPECT_EQ(value_of(scrape(), "llm_stream_target_info", info("2")), 1.0);
+
+  r.http_version = "1.1";
+  metrics.record(r);
+  metrics.apply_config(config);
+  e = scrape();
+  EXPECT_EQ(value_of(e, "llm_stream_target_info", info("1.1")), 1.0);
+  EXPECT_EQ(count_samples(e, "llm_stream_target_info"), 1u);
+  std::size_t collected = 0;
+  for (const auto& family : metrics.collect()) {
+    if (family.name != "llm_stream_target_info") continue;
+    for (const auto& m : family.metric) {
+      ++collected;
+      for (const auto& l : m.label) {
+        if (l.name == "http_version") {
+          EXPECT_EQ(l.value, "1.1");
+        }
+      }
+    }
+  }
+  EXPECT_EQ(collected, 1u);
+}
+
+// Probe threads change the info series under the shared lock while scrapes
+// read it: every scrape sees exactly one info series of the target.
+TEST_F(MetricsTest, TargetInfoChangesWhileScrapedStayOneSeries) {
+  metrics.apply_config(make_config({make_target("t", "m", {"a"})}));
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> probes;
+  probes.reserve(2);
+  for (int k = 0; k < 2; ++k)
+    probes.emplace_back([&, k] {
+      auto r = success("t", "m", "a");
+      for (int i = 0; !stop.load(); ++i) {
+        r.http_version = (i + k) % 2 ? "2" : "1.1";
+        metrics.record(r);
+      }
+    });
+  for (int i = 0; i < 40; ++i) {
+    const auto e = scrape();
+    EXPECT_EQ(count_samples(e, "llm_stream_target_info"), 1u);
+  }
+  stop = true;
+  for (auto& t : probes) t.join();
 }
 
 TEST_F(MetricsTest, BucketOverrideTakesEffectOnReload) {

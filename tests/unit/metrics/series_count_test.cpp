@@ -157,11 +157,12 @@ TEST(SeriesCount, ThousandsAreGrouped) {
 
 TEST(ReservedLabels, AreEveryLabelOfTheFamiliesAndPrometheusOwn) {
   const auto names = reserved_label_names();
-  for (const char* n : {"target", "model", "prompt", "phase", "result", "reason", "shape", "api",
-                        "host", "version", "revision", "le", "quantile", "job", "instance"})
+  for (const char* n :
+       {"target", "model", "prompt", "phase", "result", "reason", "shape", "api", "host",
+        "http_version", "version", "revision", "le", "quantile", "job", "instance"})
     EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
-  EXPECT_EQ(names.size(), 15u);
+  EXPECT_EQ(names.size(), 16u);
 }
 
 }  // namespace
