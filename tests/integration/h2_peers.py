@@ -65,7 +65,9 @@ class H2Server:
 class Nghttpx:
     """nghttpx with one worker, TLS front end (the test PKI's server
     certificate), HTTP/1.1 back end to upstream_port; it relays every
-    back-end read to the client at once (no response buffering)."""
+    back-end read to the client at once (no response buffering). It runs at
+    SCHED_FIFO when permitted, as the exporter does: its relay is part of
+    every gap the tests pair with the upstream's writes."""
 
     def __init__(self, workdir, upstream_port, pki, name='nghttpx'):
         self.workdir = os.path.join(workdir, name)
@@ -85,7 +87,7 @@ class Nghttpx:
                           f'--errorlog-file={self.workdir}/error.log',
                           f'--pid-file={self.workdir}/nghttpx.pid',
                           self.pki['server_key'], self.pki['server_cert']],
-                         os.path.join(self.workdir, 'nghttpx.out'))
+                         os.path.join(self.workdir, 'nghttpx.out'), realtime=True)
         wait_listening(self.proc, self.port, 10, 'nghttpx')
         self.base = f'https://127.0.0.1:{self.port}'
         return self

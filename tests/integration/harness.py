@@ -299,15 +299,19 @@ class Nginx:
     tls: a make_pki() dict: the server speaks TLS with its server certificate;
     then http2=True offers h2 by ALPN (nginx 1.22: `listen ... ssl http2`), and
     a second listener on plain_tls_port serves the same locations without
-    http2 (ALPN http/1.1 only).
+    http2 (ALPN http/1.1 only). realtime: nginx runs at SCHED_FIFO when
+    permitted, as the exporter does (a hop whose relay timing a test pairs
+    with the upstream's writes).
     """
 
-    def __init__(self, workdir, upstream_base, locations, tls=None, http2=False, name='nginx'):
+    def __init__(self, workdir, upstream_base, locations, tls=None, http2=False, name='nginx',
+                 realtime=False):
         self.workdir = os.path.join(workdir, name)
         self.upstream_base = upstream_base
         self.locations = locations
         self.tls = tls
         self.http2 = http2
+        self.realtime = realtime
 
     def __enter__(self):
         os.makedirs(os.path.join(self.workdir, 'logs'), exist_ok=True)
@@ -351,7 +355,7 @@ class Nginx:
         nginx = shutil.which('nginx') or '/usr/sbin/nginx'
         self.proc = Proc([nginx, '-p', self.workdir, '-c', self.conf, '-g',
                           f'daemon off; pid {self.workdir}/nginx.pid; error_log stderr warn;'],
-                         os.path.join(self.workdir, 'nginx.out'))
+                         os.path.join(self.workdir, 'nginx.out'), realtime=self.realtime)
 
         wait_listening(self.proc, self.port, 10, 'nginx')
         self.base = f'{"https" if self.tls else "http"}://127.0.0.1:{self.port}'

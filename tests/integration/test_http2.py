@@ -38,6 +38,9 @@ NGHTTP = shutil.which('nghttp')
 TOL_MS = 5.0            # TTFT and the planted stall, as test_clock.py
 GAP_P90_MS = 2.0        # paired gap errors, as test_clock.py's paired test
 GAP_MAX_MS = 15.0
+# Through a proxy one chunk relayed late (a few ms on a busy 2-core machine) shifts
+# two gaps, one longer, the next shorter: allowed once per stream, to both protocols.
+HOP_LATE_GAPS = 2
 SPEC = 'ttft=150,gap=20,chunks=12,stall=10:400'
 GZIP = ['proxy_buffering off', 'gzip on', 'gzip_types text/event-stream', 'gzip_min_length 0']
 
@@ -56,7 +59,16 @@ class ClockChecks:
     """Assertions shared by both classes: a measured row against the real
     send times of the server that wrote its chunks."""
 
-    def assert_timed_like_http1(self, name, row, t_request, sends, planted_ttft, stall_index, stall_ms, hop_ms=0.0):
+    def assert_gaps_paired(self, name, row, sends, hop=False):
+        errors = paired_errors(row['gaps_ms'], sends)
+        if hop:
+            self.assertLessEqual(sum(e >= GAP_P90_MS for e in errors), HOP_LATE_GAPS, (name, errors))
+        else:
+            self.assertLess(errors[int(0.9 * len(errors))], GAP_P90_MS, (name, errors))
+        self.assertLess(errors[-1], GAP_MAX_MS, (name, errors))
+
+    def assert_timed_like_http1(self, name, row, t_request, sends, planted_ttft, stall_index, stall_ms,
+                                hop_ms=None):
         self.assertTrue(row['ok'], (name, row))
         self.assertEqual(row['http_version'], '2', name)
         self.assertIsNone(row.get('h2_error'), name)
@@ -65,11 +77,10 @@ class ClockChecks:
         # write, plus what a proxy's hop adds (measured by HTTP/1.1 through the same hop).
         self.assertGreaterEqual(row['ttft_ms'], planted_ttft - TOL_MS, name)
         real_ttft = (sends[0] - t_request) * 1000
-        self.assertLess(abs(row['ttft_ms'] - real_ttft - hop_ms), TOL_MS, (name, row['ttft_ms'], real_ttft, hop_ms))
+        self.assertLess(abs(row['ttft_ms'] - real_ttft - (hop_ms or 0.0)), TOL_MS,
+                        (name, row['ttft_ms'], real_ttft, hop_ms))
         self.assertGreaterEqual(row['gaps_ms'][stall_index - 1], stall_ms - TOL_MS, name)
-        errors = paired_errors(row['gaps_ms'], sends)
-        self.assertLess(errors[int(0.9 * len(errors))], GAP_P90_MS, (name, errors))
-        self.assertLess(errors[-1], GAP_MAX_MS, (name, errors))
+        self.assert_gaps_paired(name, row, sends, hop=hop_ms is not None)
         # The warm connection: the measured probe opened nothing.
         self.assertNotIn('connect', row['phases_ms'], name)
         self.assertNotIn('tls', row['phases_ms'], name)
@@ -125,7 +136,8 @@ class RealProxies(unittest.TestCase, ClockChecks):
         with TempDir() as tmp, Upstream(tmp) as up, Upstream(tmp, tls=True, name='tls-upstream') as h1:
             pki = h1.pki
             with Nghttpx(tmp, up.port, pki) as ngx_h2, \
-                    Nginx(tmp, up.base, {'p': ['proxy_buffering off'], 'gz': GZIP}, tls=pki, http2=True) as ngx:
+                    Nginx(tmp, up.base, {'p': ['proxy_buffering off'], 'gz': GZIP}, tls=pki, http2=True,
+                          realtime=True) as ngx:
                 self.run_targets(tmp, up, h1, ngx_h2, ngx)
 
     def run_targets(self, tmp, up, h1, nghttpx, nginx):
@@ -170,6 +182,7 @@ class RealProxies(unittest.TestCase, ClockChecks):
             self.assertIn((f'{proxy}-11', '1.1'), info)
             hop[proxy] = row['ttft_ms'] - (rec['sends'][0] - rec['t_request']) * 1000
             self.assertLess(hop[proxy], 15, hop)
+            self.assert_gaps_paired(f'{proxy}-11', row, rec['sends'], hop=True)
         for name, seed in (('nghttpx-h2', 1), ('nginx-h2', 2)):
             rec, row = measured(seed), rows[name]
             self.assert_timed_like_http1(name, row, rec['t_request'], rec['sends'], 150, 10, 400,
