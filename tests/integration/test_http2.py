@@ -20,9 +20,19 @@ h2_error "INTERNAL_ERROR", the events before counted), a window that never
 opens (a timeout at the deadline, the body held back, no hang), and h2c with
 prior knowledge on http://.
 
+RunAndCompare: `run` over h2 writes rows with http_version "2" and h2_error,
+and `compare --pair h1=h2` names the HTTP version each side spoke.
+
+ThroughForwardProxy: h2 inside a real squid's CONNECT tunnel; h2c through an
+HTTP proxy is a protocol failure.
+
+ScriptedServerSelfCheck: the scripted server's faults as a real h2 client
+(nghttp -v) sees them on the wire.
+
 Each target's first probe is a warmup (opens the connection; never in rows),
 the measured probe follows 3 s later on the warm connection.
 """
+import json
 import os
 import re
 import shutil
@@ -31,6 +41,7 @@ import unittest
 
 from h2_peers import NGHTTPX, H2Server, Nghttpx, have_python_h2
 from harness import Exporter, Nginx, TempDir, Upstream, render_config, wait_for
+from run_helpers import read_rows, run_cli, run_config
 from test_proxy import SQUID, Squid
 
 NGHTTP = shutil.which('nghttp')
@@ -337,6 +348,42 @@ class ScriptedH2Server(unittest.TestCase, ClockChecks):
                        key=lambda s: s['t_request'])
         self.assertEqual(len({s['conn'] for s in split}), 1, split)
         self.assertEqual([s['stream_index'] for s in split[:2]], [1, 2], split)
+
+
+class RunAndCompare(unittest.TestCase):
+    """`run` over HTTP/2 writes rows with http_version and h2_error, and
+    `compare` says which HTTP each side spoke."""
+
+    def test_compare_names_each_sides_http_version(self):
+        with TempDir() as tmp, Upstream(tmp) as up, Upstream(tmp, tls=True, name='pki-source') as pki_up, \
+                Nginx(tmp, up.base, {'p': ['proxy_buffering off']}, tls=pki_up.pki, http2=True) as ngx:
+            ca = tls_line(pki_up.pki['ca'])
+            url = ngx.url('p', 'ttft=50,gap=10,chunks=5')
+            cfg = run_config(tmp, [{'name': 'h1', 'url': url, 'extra': [ca, 'http_version: "1.1"']},
+                                   {'name': 'h2', 'url': url, 'extra': [ca, 'http_version: "2"']}])
+            out = os.path.join(tmp, 'rows.jsonl')
+            p = run_cli(['run', '--config', cfg, '--runs', '4', '--warmup', '1', '--out', out], timeout=120)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            rows = read_rows(out)
+            by_target = {}
+            for r in rows:
+                by_target.setdefault(r['target'], []).append(r)
+            self.assertEqual(sorted(by_target), ['h1', 'h2'])
+            for name, version in (('h1', '1.1'), ('h2', '2')):
+                self.assertEqual(len(by_target[name]), 4, by_target[name])
+                for r in by_target[name]:
+                    self.assertTrue(r['ok'], r)
+                    self.assertEqual(r['http_version'], version, r)
+                    self.assertIn('h2_error', r)
+                    self.assertIsNone(r['h2_error'], r)
+                    self.assertEqual(r['chunks'], 5)
+            c = run_cli(['compare', out, '--pair', 'h1=h2', '--format', 'json'])
+            self.assertEqual(c.returncode, 0, c.stderr)
+            [series] = json.loads(c.stdout)['series']
+            self.assertEqual((series['http_version_a'], series['http_version_b']), ('1.1', '2'), series)
+            text = run_cli(['compare', out, '--pair', 'h1=h2'])
+            self.assertEqual(text.returncode, 0, text.stderr)
+            self.assertRegex(text.stdout, r'http_version\s+A: 1\.1\S*\s+B: 2\b')
 
 
 @unittest.skipUnless(have_python_h2() and SQUID, 'needs python3-h2 and squid')
