@@ -125,16 +125,18 @@ awaitable<Result<Response>> Client::read_headers(TimePoint deadline, bool& nothi
     Step fault = co_await receive(Stage::headers, deadline);
     if (reader_.answered()) nothing_received = false;
     if (fault) co_return std::move(*fault);
-    // HTTP/2: the session's answers (SETTINGS and PING acks) go out between reads.
-    if (reader_.http2()) {
-      if (Step f = co_await write_h2(Stage::headers, deadline)) co_return std::move(*f);
-    }
     auto heads = reader_.read_heads();
     interim = reader_.interim_responses();
     if (!heads) co_return heads.fault();
     if (heads.value()) {
       pending_ = reader_.take_body_fault();
       co_return *reader_.response();
+    }
+    // HTTP/2: the session's answers (SETTINGS and PING acks) go out between
+    // reads, after what the read said; those owed after the head go before
+    // the first body read (read_some()).
+    if (reader_.http2()) {
+      if (Step f = co_await write_h2(Stage::headers, deadline)) co_return std::move(*f);
     }
   }
 }

@@ -71,7 +71,7 @@ std::optional<Result<Chunk>> Client::after_body_read(TimePoint deadline, error_c
 template <class Handler>
 void Client::read_some(TimePoint deadline, Handler&& handler) {
   Conn* conn = conn_.get();
-  if (conn->h2 && !conn->h2->output().empty()) {
+  if (conn->h2 && !conn->h2_writes_failed && !conn->h2->output().empty()) {
     write_h2_then_read(deadline, std::forward<Handler>(handler));
     return;
   }
@@ -84,8 +84,9 @@ void Client::read_some(TimePoint deadline, Handler&& handler) {
 }
 
 // Writes the session's frames, then reads. The read's deadline also bounds
-// the write (its watch cancels the socket); a failed write is the read's
-// fault (the handler gets its error).
+// the write (its watch cancels the socket: the handler gets the deadline's
+// fault); a write the server refused is left to the read that follows, as
+// in write_h2().
 template <class Handler>
 void Client::write_h2_then_read(TimePoint deadline, Handler&& handler) {
   Conn* conn = conn_.get();
@@ -96,10 +97,11 @@ void Client::write_h2_then_read(TimePoint deadline, Handler&& handler) {
                                                                          std::size_t n) mutable {
     read_in_flight_ = false;
     conn_->h2->wrote(n);
-    if (ec) {
+    if (ec && (timed_out_ || canceled_)) {
       handler(ec, std::size_t{0});
       return;
     }
+    if (ec) conn_->h2_writes_failed = true;
     read_some(deadline, std::move(handler));
   };
   auto bound = asio::bind_executor(io_.get_executor(), std::move(next));

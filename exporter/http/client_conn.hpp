@@ -30,6 +30,10 @@ struct Client::Conn {
   bool http2 = false;  // speaks HTTP/2 (ALPN h2, or prior-knowledge h2c)
   // HTTP/2: the connection's frames; one stream per exchange.
   std::unique_ptr<h2::Session> h2;
+  // A write of the session's frames failed (the server closed or reset):
+  // no more are written, and the reads that follow say how it ended (a
+  // GOAWAY it sent before says more than the failed write).
+  bool h2_writes_failed = false;
 };
 
 }  // namespace lse::http

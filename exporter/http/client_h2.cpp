@@ -25,10 +25,14 @@ constexpr std::string_view kWindowHeldBody =
 
 }  // namespace
 
-// Writes all the session holds; its deadline closes the socket.
+// Writes all the session holds; its deadline closes the socket. A write
+// the server refused is no fault here: the connection writes no more, and
+// the next read brings what the server said before (a GOAWAY, a reset) or
+// the end of the connection.
 awaitable<Client::Step> Client::write_h2(Stage stage, TimePoint deadline) {
   Conn* c = conn_.get();
   h2::Session& session = *c->h2;
+  if (c->h2_writes_failed) co_return std::nullopt;
   for (std::string_view out = session.output(); !out.empty(); out = session.output()) {
     arm_close(deadline);
     error_code ec;
@@ -41,7 +45,12 @@ awaitable<Client::Step> Client::write_h2(Stage stage, TimePoint deadline) {
                                      redirect_error(use_awaitable, ec));
     disarm();
     session.wrote(n);
-    if (Step f = outcome(stage, ec, "timeout writing HTTP/2 frames", "write: ")) co_return f;
+    Step f = outcome(stage, ec, "timeout writing HTTP/2 frames", "write: ");
+    if (f && f->interrupt != Interrupt::none) co_return f;
+    if (f) {
+      c->h2_writes_failed = true;
+      break;
+    }
   }
   co_return std::nullopt;
 }
@@ -53,10 +62,12 @@ awaitable<Client::Step> Client::send_h2(const Request& request, TimePoint deadli
   h2::Session& session = *conn_->h2;
   session.submit(build_h2_request(options_.url, request));
   for (;;) {
-    if (Step f = co_await write_h2(Stage::send, deadline)) co_return f;
-    if (session.request_sent() || session.head() != nullptr ||
-        session.trouble().kind != h2::Break::none)
+    // An answer or a reset read meanwhile is read_headers()' to report,
+    // before any write that could only fail after it.
+    if (session.head() != nullptr || session.trouble().kind != h2::Break::none)
       co_return std::nullopt;
+    if (Step f = co_await write_h2(Stage::send, deadline)) co_return f;
+    if (session.request_sent()) co_return std::nullopt;
     Step f = co_await receive(Stage::send, deadline);
     if (f && f->interrupt == Interrupt::deadline && session.window_blocked())
       f->detail = std::string(kWindowHeldBody);

@@ -429,6 +429,54 @@ TEST(ClientH2, AnErrorAnswersFieldsAreReadFromItsHeaders) {
   EXPECT_EQ(e.body(), "{\"error\":\"slow down\"}");
 }
 
+// A body in one-byte DATA frames, all in one write: one read's bytes, intact.
+TEST(ClientH2, OneByteDataFramesInOneWriteAreOneReadsBytes) {
+  const std::string events = "data: {\"a\":1}\n\ndata: {\"b\":2}\n\n";
+  TimePoint wrote{};
+  H2Peer peer(
+      [&](H2PeerConn& c) {
+        c.start_h2();
+        const auto id = c.read_h2_request();
+        c.send_headers(id, 200, kStreamHead);
+        std::string frames;
+        for (std::size_t i = 0; i < events.size(); ++i)
+          frames += lse::test::h2frame::frame(
+              lse::test::h2frame::kData, i + 1 == events.size() ? 1 : 0, id, events.substr(i, 1));
+        std::this_thread::sleep_for(20ms);
+        c.write(frames);
+        wrote = Clock::now();
+        c.hang();
+      },
+      {});
+  const auto e = exchange({peer.url()}).at(0);
+  ASSERT_TRUE(e.started.response) << e.started.response.fault().detail;
+  EXPECT_EQ(e.body(), events);
+  EXPECT_TRUE(e.body_done);
+  ASSERT_EQ(e.pieces.size(), 1U);
+  EXPECT_NEAR(ms(e.pieces[0].arrival - wrote), 0.0, 5.0);
+}
+
+// GOAWAY INTERNAL_ERROR before any answer, then the close: the server's
+// reset of the exchange (stream_reset, its code), not a lost connection.
+TEST(ClientH2, GoawayWithAnErrorBeforeTheHeadIsStreamResetAtTheHeaders) {
+  H2Peer peer(
+      [](H2PeerConn& c) {
+        c.start_h2();
+        c.read_h2_request();
+        c.write(lse::test::h2frame::frame(lse::test::h2frame::kSettings, 0, 0, ""));
+        c.send_goaway(0, 2);
+      },
+      {});
+  const auto e = exchange({peer.url()}).at(0);
+  ASSERT_FALSE(e.started.response);
+  const auto& f = e.started.response.fault();
+  EXPECT_EQ(f.stage, Stage::headers);
+  EXPECT_EQ(f.ec, make_error_code(Errc::stream_reset));
+  ASSERT_TRUE(f.h2_error.has_value());
+  EXPECT_EQ(*f.h2_error, 2U);
+  EXPECT_FALSE(lse::http::is_connection_lost(f));
+}
+
 // An HTTP/1.1 answer on a prior-knowledge h2c connection: a connection
 // error, malformed (triage: protocol), with the code the client sent.
 TEST(ClientH2, AnHttp11AnswerToH2cIsAnH2ProtocolFault) {
