@@ -77,8 +77,13 @@ std::string describe_target(const config::Target& t) {
       key = fmt::format("key in {} ({})", t.auth.header_name, t.auth.secret.source);
       break;
   }
-  return fmt::format("{}: {} POST {}, model {}, {}", t.name, api::dialect_name(t.api), where,
-                     t.model, key);
+  // The HTTP version only when it is not the HTTP/1.1 of old.
+  const config::HttpVersion version = config::effective_http_version(t);
+  const std::string http = version == config::HttpVersion::v1_1
+                               ? std::string()
+                               : fmt::format(", http_version {}", config::to_string(version));
+  return fmt::format("{}: {} POST {}, model {}, {}{}", t.name, api::dialect_name(t.api), where,
+                     t.model, key, http);
 }
 
 std::string describe_prompt(const config::Prompt& prompt) {

@@ -157,6 +157,12 @@ std::string probe_log(const probe::ProbeResult& r, const DebugContext& c) {
               {"chunks", r.chunks},
               {"stalls", r.stalls},
               {"finish_reason", r.finish_reason}});
+  else if (!r.h2_error.empty())  // the HTTP/2 code of a reset stream or a broken session
+    book.add(r.duration, log::Level::error, "probe failed",
+             {{"reason", probe::to_string(r.reason)},
+              {"detail", r.error_detail},
+              {"h2_error", r.h2_error},
+              {"duration_seconds", r.duration}});
   else
     book.add(r.duration, log::Level::error, "probe failed",
              {{"reason", probe::to_string(r.reason)},

@@ -103,7 +103,7 @@ TOP_KEYS = {"listen", "min_interval", "defaults", "prompts", "targets", "metrics
 TARGET_KEYS = {"name", "url", "api", "model", "auth", "prompts", "proxy_url", "body", "interval",
                "jitter", "timeout", "stall_threshold", "warmup", "max_tokens", "temperature",
                "count", "accept_encoding", "client", "headers", "include_usage", "max_event_bytes",
-               "proxy_from_environment", "tls", "labels", "alert"}
+               "proxy_from_environment", "tls", "labels", "alert", "http_version", "http2"}
 
 
 def config_keys(binary):

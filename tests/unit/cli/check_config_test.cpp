@@ -58,20 +58,37 @@ TEST(CheckConfig, DescribesEachDialectsRequestAndKeyHeader) {
             "t: ollama-generate POST http://localhost:11434/api/generate, model m-1, no key");
 }
 
+// The HTTP version in effect ends the line when it is not 1.1: a browser's
+// "auto" when unset, or what the target sets.
+TEST(CheckConfig, NamesAnHttpVersionOtherThan11) {
+  auto t = target(api::Dialect::openai_chat, "https://api.example.test/v1");
+  t.client = config::ClientStyle::browser;
+  EXPECT_EQ(describe_target(t),
+            "t: openai-chat POST https://api.example.test/v1/chat/completions, model m-1, no key, "
+            "http_version auto");
+  t.http_version = config::HttpVersion::v2;
+  EXPECT_EQ(describe_target(t),
+            "t: openai-chat POST https://api.example.test/v1/chat/completions, model m-1, no key, "
+            "http_version 2");
+  t.http_version = config::HttpVersion::v1_1;
+  EXPECT_EQ(describe_target(t),
+            "t: openai-chat POST https://api.example.test/v1/chat/completions, model m-1, no key");
+}
+
 TEST(CheckConfig, SummaryLineSaysOneTargetNotOneTargetsAndCountsEverySeries) {
   config::Config c;
   c.prompts["p"] = {"p", "hi", "inline"};
   c.targets = {target(api::Dialect::openai_chat, "http://h")};
   c.targets[0].prompts = {"p"};
-  // One series set (299 + 6 finish reasons), 7 per target, 6 of the
+  // One series set (300 + 6 finish reasons), 7 per target, 6 of the
   // exporter's own and 6 process_*; finish reasons appear on first sight.
   EXPECT_EQ(summary_line("f.yaml", c),
-            "f.yaml: ok (1 target, 1 prompt, 321 series at start, at most 327)");
+            "f.yaml: ok (1 target, 1 prompt, 322 series at start, at most 328)");
   c.prompts["q"] = {"q", "ho", "inline"};
   c.targets.push_back(c.targets[0]);
   c.targets[1].prompts = {"p", "q"};
   EXPECT_EQ(summary_line("f.yaml", c),
-            "f.yaml: ok (2 targets, 2 prompts, 926 series at start, at most 944)");
+            "f.yaml: ok (2 targets, 2 prompts, 929 series at start, at most 947)");
   // The number is config::series_count's: the metrics section moves it.
   c.metrics.per_prompt = false;
   c.metrics.phases = config::PhaseSeries::off;
@@ -88,7 +105,7 @@ TEST(CheckConfig, SummaryLineSaysOneTargetNotOneTargetsAndCountsEverySeries) {
   EXPECT_LT(config::series_count(native_only).at_most, config::series_count(c).at_start);
   for (int i = 0; i < 10; ++i) c.targets.push_back(c.targets[0]);
   EXPECT_EQ(summary_line("f.yaml", c),
-            "f.yaml: ok (12 targets, 2 prompts, 2,463 series at start, at most 2,535)");
+            "f.yaml: ok (12 targets, 2 prompts, 2,475 series at start, at most 2,547)");
 }
 
 TEST(CheckConfigOptions, FileAndNoEnvCheckFromTheCommandLine) {
@@ -168,7 +185,7 @@ TEST(CheckConfig, WarningsGoToStderrAndDoNotFail) {
             0u)
       << c.err;
   EXPECT_EQ(
-      c.out.rfind(cfg.path() + ": ok (1 target, 1 prompt, 321 series at start, at most 327)\n", 0),
+      c.out.rfind(cfg.path() + ": ok (1 target, 1 prompt, 322 series at start, at most 328)\n", 0),
       0u)
       << c.out;
 }
@@ -183,7 +200,7 @@ TEST(CheckConfig, SaysWhereEachPromptCameFrom) {
   const Checked c = check(built_in.path());
   ASSERT_EQ(c.exit_code, 0) << c.err;
   EXPECT_EQ(c.out, built_in.path() +
-                       ": ok (1 target, 3 prompts, 919 series at start, at most 937)\n"
+                       ": ok (1 target, 3 prompts, 922 series at start, at most 940)\n"
                        "  a: openai-chat POST http://h/chat/completions, model m, "
                        "no key\n"
                        "  prompt long: file " +
@@ -304,11 +321,11 @@ TEST(CheckConfig, ShardCountShowsEachTargetsShardAndEachShardsSize) {
             std::string::npos)
       << text;
   // Each shard: one target's series plus the exporter's own, as
-  // metrics.max_series counts them in that replica (327 = 312 + 15).
+  // metrics.max_series counts them in that replica (328 = 313 + 15).
   EXPECT_NE(
       text.find(
-          "shard 0 of 2: 1 target, 321 series at start, at most 327\nshard 1 of 2: 1 target, 321 "
-          "series at start, at most 327\n"),
+          "shard 0 of 2: 1 target, 322 series at start, at most 328\nshard 1 of 2: 1 target, 322 "
+          "series at start, at most 328\n"),
       std::string::npos)
       << text;
   const Checked plain = check(cfg.path());

@@ -123,6 +123,26 @@ TEST(OnDemandAnswer, DebugListsEveryEventWithOffsetsAndContentGaps) {
       << text;
 }
 
+// A stream the server reset over HTTP/2: the failure's log line names the
+// code; other failures carry no h2_error field.
+TEST(OnDemandAnswer, DebugLogOfAResetNamesTheH2Code) {
+  probe::ProbeResult r = planted();
+  r.ok = false;
+  r.reason = probe::FailureReason::reset;
+  r.http_version = "2";
+  r.h2_error = "INTERNAL_ERROR";
+  r.error_detail = "RST_STREAM INTERNAL_ERROR (0x2) from the server";
+  std::string text = render_probe_debug(r, planted_trace(), {"http://h/v1", "openai_chat"});
+  EXPECT_NE(text.find("msg=\"probe failed\" reason=reset"), std::string::npos) << text;
+  EXPECT_NE(text.find(" h2_error=INTERNAL_ERROR "), std::string::npos) << text;
+  EXPECT_NE(text.find("http_version=2 "), std::string::npos) << text;
+  r.reason = probe::FailureReason::truncated;
+  r.h2_error.clear();
+  text = render_probe_debug(r, planted_trace(), {"http://h/v1", "openai_chat"});
+  EXPECT_NE(text.find("msg=\"probe failed\" reason=truncated"), std::string::npos) << text;
+  EXPECT_EQ(text.find("h2_error"), std::string::npos) << text;
+}
+
 TEST(OnDemandAnswer, TraceKindNames) {
   EXPECT_EQ(probe::event_kind_names(0), "other");
   EXPECT_EQ(probe::event_kind_names(probe::kEventUsage | probe::kEventDone), "usage+done");

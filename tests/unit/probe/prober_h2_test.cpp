@@ -1,0 +1,87 @@
+// The prober over prior-knowledge h2c against a peer that writes raw HTTP/2
+// frames: a stream the server resets after two content chunks is `reset`,
+// with the RFC 9113 name of its code in the row and the two chunks counted;
+// the row says the answer spoke "2".
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+
+#include "probe_harness.hpp"
+
+namespace {
+
+using lse::probe::FailureReason;
+using lse::test::PeerConn;
+using lse::test::probe;
+using lse::test::ScriptedPeer;
+using lse::test::target_for;
+using namespace std::chrono_literals;
+
+// One frame (RFC 9113 §4.1): length, type, flags, stream id, payload.
+std::string frame(std::uint8_t type, std::uint8_t flags, std::uint32_t stream,
+                  const std::string& payload) {
+  std::string out;
+  const auto n = static_cast<std::uint32_t>(payload.size());
+  for (int shift : {16, 8, 0}) out += static_cast<char>((n >> shift) & 0xff);
+  out += static_cast<char>(type);
+  out += static_cast<char>(flags);
+  for (int shift : {24, 16, 8, 0}) out += static_cast<char>((stream >> shift) & 0xff);
+  return out + payload;
+}
+
+constexpr std::uint8_t kData = 0, kHeaders = 1, kRstStream = 3, kSettings = 4;
+constexpr std::uint8_t kEndHeaders = 0x4;
+
+// HPACK: ":status: 200" (static index 8), then content-type (static index
+// 31) literal without indexing: text/event-stream.
+std::string stream_head() {
+  const std::string type = "text/event-stream";
+  std::string block = "\x88";
+  block += "\x0f\x10";
+  block += static_cast<char>(type.size());
+  return block + type;
+}
+
+std::string content_event(int i) {
+  return "data: {\"choices\":[{\"delta\":{\"content\":\"w" + std::to_string(i) + "\"}}]}\n\n";
+}
+
+TEST(ProberHttp2, AStreamResetMidAnswerIsResetWithItsCode) {
+  ScriptedPeer peer([](PeerConn& c) {
+    PeerConn::pause(50ms);  // the client's preface and request come first
+    c.send(frame(kSettings, 0, 0, ""));
+    c.send(frame(kHeaders, kEndHeaders, 1, stream_head()));
+    c.send(frame(kData, 0, 1, content_event(1)));
+    c.send(frame(kData, 0, 1, content_event(2)));
+    c.send(frame(kRstStream, 0, 1, std::string("\0\0\0\x02", 4)));  // INTERNAL_ERROR
+    c.hang();
+  });
+  lse::config::Target t = target_for(peer.url("http"));
+  t.http_version = lse::config::HttpVersion::v2;  // prior-knowledge h2c
+  const auto p = probe(t);
+  EXPECT_FALSE(p.result.ok);
+  EXPECT_EQ(lse::probe::to_string(p.result.reason), "reset") << p.result.error_detail;
+  EXPECT_EQ(p.result.h2_error, "INTERNAL_ERROR") << p.result.error_detail;
+  EXPECT_EQ(p.result.http_version, "2");
+  EXPECT_EQ(p.result.http_status, 200);
+  EXPECT_EQ(p.result.chunks, 2u);
+  EXPECT_FALSE(p.result.error_detail.empty());
+}
+
+// Over HTTP/1.1 nothing HTTP/2 reaches the row: a cut stream is truncated,
+// h2_error stays empty.
+TEST(ProberHttp2, AnHttp11CutHasNoH2Error) {
+  ScriptedPeer peer([](PeerConn& c) {
+    c.read_request();
+    c.send_stream_head();
+    c.send_content(1);
+    c.close();
+  });
+  const auto p = probe(target_for(peer.url("http")));
+  EXPECT_EQ(lse::probe::to_string(p.result.reason), "truncated") << p.result.error_detail;
+  EXPECT_EQ(p.result.h2_error, "");
+  EXPECT_EQ(p.result.http_version, "1.1");
+}
+
+}  // namespace
