@@ -1,7 +1,8 @@
 // The prober over prior-knowledge h2c against a peer that writes raw HTTP/2
-// frames: a stream the server resets after two content chunks is `reset`,
-// with the RFC 9113 name of its code in the row and the two chunks counted;
-// the row says the answer spoke "2".
+// frames: a stream the server resets (RST_STREAM, or a GOAWAY that leaves it
+// out) is `reset` with the RFC 9113 name of its code in the row and the
+// chunks before it counted; a clean answer with a planted pause is one stall
+// of the pause's length, as over HTTP/1.1; the row says the answer spoke "2".
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -12,6 +13,7 @@
 namespace {
 
 using lse::probe::FailureReason;
+using lse::test::expect_gap_between_writes;
 using lse::test::PeerConn;
 using lse::test::probe;
 using lse::test::ScriptedPeer;
@@ -30,8 +32,8 @@ std::string frame(std::uint8_t type, std::uint8_t flags, std::uint32_t stream,
   return out + payload;
 }
 
-constexpr std::uint8_t kData = 0, kHeaders = 1, kRstStream = 3, kSettings = 4;
-constexpr std::uint8_t kEndHeaders = 0x4;
+constexpr std::uint8_t kData = 0, kHeaders = 1, kRstStream = 3, kSettings = 4, kGoaway = 7;
+constexpr std::uint8_t kEndStream = 0x1, kEndHeaders = 0x4;
 
 // HPACK: ":status: 200" (static index 8), then content-type (static index
 // 31) literal without indexing: text/event-stream.
@@ -67,6 +69,58 @@ TEST(ProberHttp2, AStreamResetMidAnswerIsResetWithItsCode) {
   EXPECT_EQ(p.result.http_status, 200);
   EXPECT_EQ(p.result.chunks, 2u);
   EXPECT_FALSE(p.result.error_detail.empty());
+}
+
+// The server's GOAWAY that leaves our stream out (last stream id 0) after a
+// content chunk: `reset`, with the GOAWAY's code.
+TEST(ProberHttp2, AGoawayThatCutsTheStreamIsResetWithItsCode) {
+  ScriptedPeer peer([](PeerConn& c) {
+    PeerConn::pause(50ms);
+    c.send(frame(kSettings, 0, 0, ""));
+    c.send(frame(kHeaders, kEndHeaders, 1, stream_head()));
+    c.send(frame(kData, 0, 1, content_event(1)));
+    // last stream id 0, ENHANCE_YOUR_CALM (0xb)
+    c.send(frame(kGoaway, 0, 0, std::string("\0\0\0\0\0\0\0\x0b", 8)));
+    c.hang();
+  });
+  lse::config::Target t = target_for(peer.url("http"));
+  t.http_version = lse::config::HttpVersion::v2;
+  const auto p = probe(t);
+  EXPECT_EQ(lse::probe::to_string(p.result.reason), "reset") << p.result.error_detail;
+  EXPECT_EQ(p.result.h2_error, "ENHANCE_YOUR_CALM") << p.result.error_detail;
+  EXPECT_EQ(p.result.chunks, 1u);
+}
+
+// A clean h2 answer with a planted pause: the same clock as HTTP/1.1, one
+// stall of the pause's length, and the row says "2" with no h2_error.
+TEST(ProberHttp2, APlantedPauseOverH2IsExactlyOneStall) {
+  ScriptedPeer peer([](PeerConn& c) {
+    PeerConn::pause(50ms);
+    c.send(frame(kSettings, 0, 0, ""));
+    c.send(frame(kHeaders, kEndHeaders, 1, stream_head()));
+    for (int i = 1; i <= 3; ++i) c.send(frame(kData, 0, 1, content_event(i)));
+    PeerConn::pause(400ms);
+    for (int i = 4; i <= 6; ++i) c.send(frame(kData, 0, 1, content_event(i)));
+    c.send(frame(kData, kEndStream, 1,
+                 "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"
+                 "data: [DONE]\n\n"));
+    c.hang();
+  });
+  lse::config::Target t = target_for(peer.url("http"));
+  t.http_version = lse::config::HttpVersion::v2;
+  const auto p = probe(t);
+  EXPECT_TRUE(p.result.ok) << p.result.error_detail;
+  EXPECT_EQ(p.result.http_version, "2");
+  EXPECT_EQ(p.result.h2_error, "");
+  EXPECT_EQ(p.result.chunks, 6u);
+  EXPECT_EQ(p.result.stalls, 1u);
+  ASSERT_EQ(p.result.gaps.size(), 5u);
+  // Writes: 0 SETTINGS, 1 HEADERS, 2 + i content i: the 400 ms pause is
+  // between writes 4 and 5, measured against what the peer really did.
+  expect_gap_between_writes(p.result.gaps[2], peer, 4, 5, 0.030);
+  EXPECT_GE(p.result.gaps[2], 0.400 - 0.001);
+  ASSERT_TRUE(p.result.gap_max);
+  EXPECT_EQ(*p.result.gap_max, p.result.gaps[2]);
 }
 
 // Over HTTP/1.1 nothing HTTP/2 reaches the row: a cut stream is truncated,
