@@ -15,6 +15,7 @@ TEST_PKGS=(
   clang-format clang-tidy universal-ctags apache2-utils
   clang-14 libclang-rt-14-dev
   python3 python3-yaml python3-jsonschema python3-protobuf curl procps  # python3-protobuf: the OTLP receiver of tests/integration/test_otlp.py
+  python3-h2 nghttp2-proxy nghttp2-client  # HTTP/2: the scripted h2 server and nghttpx of tests/integration/test_http2.py, the bench's h2 column
   nginx-light prometheus prometheus-alertmanager haproxy squid logrotate iproute2
   golang-go golang-github-masterminds-sprig-dev golang-gopkg-yaml.v2-dev
   chromium

@@ -627,7 +627,7 @@ def yq(s):
 JITTER = 0.0  # the exporter's `jitter` in the scenarios (--jitter)
 
 
-def exporter_config(targets, interval_ms, ca_file, rows_path=None, timeout_s=30, jitter=None):
+def exporter_config(targets, interval_ms, ca_file, rows_path=None, timeout_s=30, jitter=None, target_extra=()):
     """Product defaults except the schedule; rows go to a file (the in-memory ring keeps
     its default size, so RSS is what a default deployment would show)."""
     lines = ['listen: "127.0.0.1:0"', 'defaults:', f'  interval: {int(interval_ms)}ms',
@@ -645,6 +645,7 @@ def exporter_config(targets, interval_ms, ca_file, rows_path=None, timeout_s=30,
         lines += [f'  - name: {name}', f'    url: {yq(url)}', '    model: bench-model', '    prompts: [short]']
         if ca_file:
             lines.append(f'    tls: {{ca_file: {yq(ca_file)}}}')
+        lines += [f'    {x}' for x in target_extra]
     return '\n'.join(lines) + '\n'
 
 
@@ -731,6 +732,88 @@ class Scraper(threading.Thread):
         return {'scrapes': n, 'errors': errors, 'ms': summary(self.durations_ms[:n]),
                 'bytes': uncompressed_size(*self.last),
                 'gzip_bytes': self.wire_sizes[n - 1] if n else 0}
+
+
+def sleep_sampling_cpu_many(pids, seconds):
+    """sleep_sampling_cpu for several processes read at the same instants:
+    [(cpu_ns of pids[0], ..., mono_ns), ...]."""
+    def point():
+        return tuple(cpu_ns(p) for p in pids) + (time.monotonic_ns(),)
+    points = [point()]
+    for _ in range(CPU_WINDOWS):
+        time.sleep(seconds / CPU_WINDOWS)
+        points.append(point())
+    return points
+
+
+class Nghttpx:
+    """A real nghttpx (Debian's nghttp2-proxy) in front of the plain truth upstream: TLS
+    front end offering h2 and http/1.1 by ALPN, HTTP/1.1 back end; one worker, at the
+    priority of the systems under test (it relays every chunk both columns measure)."""
+
+    def __init__(self, workdir, phase, upstream_port, pki):
+        binary = shutil.which('nghttpx') or '/usr/sbin/nghttpx'
+        d = os.path.join(workdir, f'{phase}-nghttpx')
+        os.makedirs(d, exist_ok=True)
+        conf = os.path.join(d, 'nghttpx.conf')
+        with open(conf, 'w') as f:
+            f.write('')
+        with socket_bound() as (port, _):
+            self.port = port
+        self.proc = Proc([binary, f'--conf={conf}', f'--frontend=127.0.0.1,{self.port}',
+                          f'--backend=127.0.0.1,{upstream_port};;proto=http/1.1', '--workers=1',
+                          '--no-ocsp', '--no-via', '--backend-connections-per-host=4096',
+                          '--backend-keep-alive-timeout=120s', f'--errorlog-file={d}/error.log',
+                          f'--pid-file={d}/nghttpx.pid', pki['server_key'], pki['server_cert']],
+                         os.path.join(d, 'nghttpx.out'), sut=True)
+        wait_for(lambda: port_open(self.port) or not self.proc.alive(), 10, 'nghttpx listening')
+        if not self.proc.alive():
+            raise RuntimeError('nghttpx exited:\n' + self.proc.output()[-2000:])
+        self.pid = worker_pid(self.proc.pid)
+
+    def url(self, spec):
+        return f'https://127.0.0.1:{self.port}/s/{spec}/v1'
+
+    def stop(self):
+        self.proc.stop()
+
+
+class socket_bound:
+    """A free 127.0.0.1 port (bound, then released on exit)."""
+
+    def __enter__(self):
+        import socket
+        self.s = socket.socket()
+        self.s.bind(('127.0.0.1', 0))
+        return self.s.getsockname()[1], self.s
+
+    def __exit__(self, *exc):
+        self.s.close()
+
+
+def port_open(port):
+    import socket
+    try:
+        socket.create_connection(('127.0.0.1', port), timeout=0.2).close()
+        return True
+    except OSError:
+        return False
+
+
+def worker_pid(pid):
+    """nghttpx's master forks the worker process that relays the streams (chrt execs, so
+    pid is the master): the worker's pid, else pid."""
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            with open(f'/proc/{pid}/task/{pid}/children') as f:
+                kids = [int(x) for x in f.read().split()]
+        except OSError:
+            kids = []
+        if kids:
+            return kids[0]
+        time.sleep(0.05)
+    return pid
 
 
 # ------------------------------------------------------------------ phases
@@ -951,6 +1034,79 @@ class Bench:
                  f'cpu {fmt_f(res["cpu_us_per_chunk"])} us/chunk, syscalls {fmt_f(res.get("syscalls_per_chunk"), 2)}'
                  f'/chunk, allocs {fmt_f(res.get("allocs_per_chunk"), 2)}/chunk, failed {res["failed"]} '
                  f'unpaired {res["unpaired"]} mismatched {res["mismatched"]}')
+        return res
+
+    # -- HTTP/2 vs HTTP/1.1 through the same nghttpx hop
+    def h2_scenario(self, n):
+        """Two exporters side by side on the same schedule: one speaks HTTP/2, the other
+        HTTP/1.1, both over TLS to one nghttpx (ALPN h2 or http/1.1 on its front end; its
+        back end is HTTP/1.1 to the plain truth upstream, whose send log is the truth)."""
+        if self.driver != 'serve':
+            self.note('h2 phase: needs the exporter binary (serve); skipped')
+            return None
+        chunks, rounds = self.shape()
+        slen = stream_seconds(chunks)
+        interval = slen + 0.3
+        phase = self.next_phase()
+        up = self.upstream(False)
+        front = Nghttpx(self.workdir, phase, up.port, self.pki)
+        sides = []
+        for proto, version in (('h1', '1.1'), ('h2', '2')):
+            tags = [f'{phase}{proto}e{i}' for i in range(n)]
+            targets = [(t, front.url(spec_for(t, i, n, chunks))) for i, t in enumerate(tags)]
+            rows_path = os.path.join(self.workdir, f'{phase}-{proto}-rows.jsonl')
+            if os.path.exists(rows_path):
+                os.remove(rows_path)
+            cfg = exporter_config(targets, interval * 1000, self.pki['ca'], rows_path=rows_path,
+                                  target_extra=[f'http_version: "{version}"'])
+            sides.append({'proto': proto, 'version': version, 'rows_path': rows_path,
+                          'ex': Exporter(self.exporter_bin, self.workdir, f'{phase}-{proto}-exporter', cfg)})
+        seconds = (rounds - 1) * interval + slen + 0.6
+        self.log(f'{phase}: HTTP/2 vs HTTP/1.1 via nghttpx (TLS), {n} + {n} streams, {seconds:.1f}s '
+                 f'({rounds} rounds of {chunks} chunks)')
+        offset = wall_minus_mono()
+        t0 = time.monotonic_ns()
+        time.sleep(interval)
+        points = sleep_sampling_cpu_many([side['ex'].pid for side in sides] + [front.pid],
+                                         max(0.0, seconds - interval))
+        time.sleep(0.3)
+        for side in sides:
+            side['ex'].stop()
+        front.stop()
+        time.sleep(0.3)
+        records = up.collect()
+        res = {'phase': phase, 'streams': n, 'chunks_per_stream': chunks, 'seconds': seconds,
+               'loadavg': loadavg(), 'sides': {}}
+        for k, side in enumerate(sides):
+            truth = by_tag(records, f'{phase}{side["proto"]}e')
+            rows = Exporter.rows_from_file(side['rows_path'])
+            versions = {}
+            for r in rows:
+                versions[r.get('http_version')] = versions.get(r.get('http_version'), 0) + 1
+            measured = [{'tag': r['target'], 'start_ns': int((r['ts'] - offset) * 1e9),
+                         'ok': r['ok'] and not r.get('warmup'), 'reason': r.get('reason'),
+                         'gaps_ms': r.get('gaps_ms') or []} for r in rows]
+            fid = Fidelity()
+            pair(measured, truth, t0 + int(interval * 0.5e9), fid)
+            self.dump_pairs(f'{phase}-{side["proto"]}')
+            mine = [(p[k], p[-1]) for p in points]
+            chunks_in_window = sends_in_window(truth, points[0][-1], points[-1][-1])
+            cpu = mine[-1][0] - mine[0][0] if mine[0][0] is not None and mine[-1][0] is not None else None
+            res['sides'][side['version']] = {
+                **fid.result(), 'http_versions': versions, 'chunks_in_cpu_window': chunks_in_window,
+                'cpu_us_per_chunk': cpu / 1000.0 / chunks_in_window if cpu is not None and chunks_in_window else None,
+                **cpu_windows_result(mine, lambda x, y, t=truth: sends_in_window(t, x, y)),
+                'truth': truth_quality(truth)}
+        a, b = points[0][len(sides)], points[-1][len(sides)]
+        all_truth = by_tag(records, f'{phase}h')
+        n_all = sends_in_window(all_truth, points[0][-1], points[-1][-1])
+        res['nghttpx_cpu_us_per_chunk'] = (b - a) / 1000.0 / n_all if a is not None and b is not None and n_all else None
+        self.results.setdefault('h2', []).append(res)
+        for version, r in res['sides'].items():
+            self.log(f'{phase}: HTTP/{version} p50/p99/max {fmt_us(r["err_p50_us"])}/{fmt_us(r["err_p99_us"])}/'
+                     f'{fmt_us(r["err_max_us"])} us, stalls {r["detected"]}/{r["planted"]} false {r["false"]}, '
+                     f'cpu {fmt_f(r["cpu_us_per_chunk"])} us/chunk, rows by http_version {r["http_versions"]}, '
+                     f'failed {r["failed"]} {r["fail_reasons"]} unpaired {r["unpaired"]} mismatched {r["mismatched"]}')
         return res
 
     # -- python baseline
@@ -1533,6 +1689,7 @@ def render(res, args):
                      f'{a["chunks_short"]:.0f}-chunk probe, {a["allocs_per_probe_long"]:.0f} per '
                      f'{a["chunks_long"]:.0f}-chunk probe); {a["cpu_us_per_chunk_long"]:.1f} us CPU per chunk, '
                      'one stream')
+    L += render_h2(res)
     L.append('')
     L.append('Google Benchmark (CPU time; the machine is shared, so wall time is higher):')
     for b in gb_lookup(res, 'bench_metrics', 'BM_'):
@@ -1554,6 +1711,41 @@ def render(res, args):
     for n in res['notes']:
         L.append('note: ' + n)
     return '\n'.join(L)
+
+
+def render_h2(res):
+    """The h2 column: HTTP/2 and HTTP/1.1 side by side, same schedule, same run, same hop."""
+    L = []
+    for h in res.get('h2', []):
+        L.append('')
+        L.append(f'HTTP/2 vs HTTP/1.1 ({h["streams"]} + {h["streams"]} streams of {h["chunks_per_stream"]} chunks '
+                 'at the same time, same schedule; each exporter over TLS to one nghttpx, front end h2 or '
+                 'http/1.1 by ALPN, back end HTTP/1.1 to the truth upstream; gap error against the upstream\'s '
+                 'write stamps, so both columns include the nghttpx hop):')
+        hdr = (f'{"protocol":>9} | {"gaps":>7} {"err p50":>7} {"p99":>7} {"max":>7} | {"stalls det/planted":>18} '
+               f'{"false":>5} | {"CPU us/chunk":>12} {"best of 3":>9} | {"rows":>14} | failed')
+        L.append(hdr)
+        L.append('-' * len(hdr))
+        sides = h['sides']
+        for version in ('1.1', '2'):
+            r = sides.get(version)
+            if not r:
+                continue
+            rows = ','.join(f'{k}:{v}' for k, v in sorted(r['http_versions'].items(), key=str))
+            L.append(f'{"HTTP/" + version:>9} | {r["gaps"]:>7} {fmt_us(r["err_p50_us"]):>7} {fmt_us(r["err_p99_us"]):>7} '
+                     f'{fmt_us(r["err_max_us"]):>7} | {str(r["detected"]) + "/" + str(r["planted"]):>18} '
+                     f'{r["false"]:>5} | {fmt_f(r["cpu_us_per_chunk"]):>12} {fmt_f(r["cpu_us_per_chunk_best"]):>9} | '
+                     f'{rows:>14} | {r["failed"]} {r["fail_reasons"] or ""}')
+        a, b = sides.get('1.1'), sides.get('2')
+        if a and b:
+            def ratio(key):
+                return fmt_f(b[key] / a[key], 2) if a.get(key) and b.get(key) else '-'
+            L.append(f'{"h2 / 1.1":>9} | {"":>7} {ratio("err_p50_us"):>7} {ratio("err_p99_us"):>7} '
+                     f'{ratio("err_max_us"):>7} | {"":>18} {"":>5} | {ratio("cpu_us_per_chunk"):>12} '
+                     f'{ratio("cpu_us_per_chunk_best"):>9} |')
+        L.append(f'  nghttpx worker: {fmt_f(h.get("nghttpx_cpu_us_per_chunk"))} us CPU per chunk relayed '
+                 f'(both sides); load average after the phase {h["loadavg"]}')
+    return L
 
 
 def render_syscalls_allocs(res):
@@ -1738,9 +1930,9 @@ def main():
                          'tracepoints here, else strace); default: auto in the full and quick runs, off in '
                          '--smoke and --plan')
     ap.add_argument('--plan', help='only these phases, in order, e.g. "100:plain:noscrape,1000:tls:scrape,1000:plain:scrape1s,'
-                    '100:plain:baseline,1000:plain:ts,run:100:100" (exporter without/with scrape, Python '
-                    'baseline, SO_TIMESTAMPNS client, `run` peak memory over TARGETS x --concurrency); no '
-                    'overhead phases')
+                    '100:plain:baseline,1000:plain:ts,run:100:100,100:h2" (exporter without/with scrape, Python '
+                    'baseline, SO_TIMESTAMPNS client, `run` peak memory over TARGETS x --concurrency, HTTP/2 '
+                    'vs HTTP/1.1 through one nghttpx); no overhead phases')
     args = ap.parse_args()
     if args.probe_threads:
         SERVE_FLAGS[:] = ['--probe.threads', str(args.probe_threads)]
@@ -1792,6 +1984,9 @@ def main():
                     _, t, c = item.split(':')
                     bench.run_memory(int(t), int(c))
                     continue
+                if item.endswith(':h2'):  # N:h2
+                    bench.h2_scenario(int(item.split(':')[0]))
+                    continue
                 n, tls, what = item.split(':')
                 if what == 'ts':
                     bench.ts_experiment(int(n), tls == 'tls')
@@ -1816,6 +2011,7 @@ def main():
                 bench.baseline_scenario(n, tls)
             for n, tls in ts_plan:
                 bench.ts_experiment(n, tls)
+            bench.h2_scenario(100)
             bench.idle_and_metrics()
             bench.run_memory(100, 100)
             bench.run_memory(1000, 1000)

@@ -296,12 +296,22 @@ class Nginx:
     """A real nginx (Debian's) in front of the upstream, on a free port.
 
     locations: {prefix: [directives]}; each proxies to `upstream_base`.
+    tls: a make_pki() dict: the server speaks TLS with its server certificate;
+    then http2=True offers h2 by ALPN (nginx 1.22: `listen ... ssl http2`), and
+    a second listener on plain_tls_port serves the same locations without
+    http2 (ALPN http/1.1 only). realtime: nginx runs at SCHED_FIFO when
+    permitted, as the exporter does (a hop whose relay timing a test pairs
+    with the upstream's writes).
     """
 
-    def __init__(self, workdir, upstream_base, locations):
-        self.workdir = os.path.join(workdir, 'nginx')
+    def __init__(self, workdir, upstream_base, locations, tls=None, http2=False, name='nginx',
+                 realtime=False):
+        self.workdir = os.path.join(workdir, name)
         self.upstream_base = upstream_base
         self.locations = locations
+        self.tls = tls
+        self.http2 = http2
+        self.realtime = realtime
 
     def __enter__(self):
         os.makedirs(os.path.join(self.workdir, 'logs'), exist_ok=True)
@@ -315,6 +325,14 @@ class Nginx:
       proxy_set_header Connection "";
 {body}
     }}''')
+        listen = f'listen 127.0.0.1:{self.port};'
+        if self.tls:
+            self.plain_tls_port = free_port()
+            listen = '\n    '.join([
+                f'listen 127.0.0.1:{self.port} ssl{" http2" if self.http2 else ""};',
+                f'listen 127.0.0.1:{self.plain_tls_port} ssl;',
+                f'ssl_certificate {self.tls["server_cert"]};',
+                f'ssl_certificate_key {self.tls["server_key"]};'])
         conf = textwrap.dedent('''\
             worker_processes 1;
             events { worker_connections 256; }
@@ -326,25 +344,27 @@ class Nginx:
               uwsgi_temp_path %(w)s/tmp-uwsgi;
               scgi_temp_path %(w)s/tmp-scgi;
               server {
-                listen 127.0.0.1:%(port)d;
+                %(listen)s
             %(blocks)s
               }
             }
-            ''') % {'w': self.workdir, 'port': self.port, 'blocks': '\n'.join(blocks)}
+            ''') % {'w': self.workdir, 'listen': listen, 'blocks': '\n'.join(blocks)}
         self.conf = os.path.join(self.workdir, 'nginx.conf')
         with open(self.conf, 'w') as f:
             f.write(conf)
         nginx = shutil.which('nginx') or '/usr/sbin/nginx'
         self.proc = Proc([nginx, '-p', self.workdir, '-c', self.conf, '-g',
                           f'daemon off; pid {self.workdir}/nginx.pid; error_log stderr warn;'],
-                         os.path.join(self.workdir, 'nginx.out'))
+                         os.path.join(self.workdir, 'nginx.out'), realtime=self.realtime)
 
         wait_listening(self.proc, self.port, 10, 'nginx')
-        self.base = f'http://127.0.0.1:{self.port}'
+        self.base = f'{"https" if self.tls else "http"}://127.0.0.1:{self.port}'
+        if self.tls:
+            self.plain_tls_base = f'https://127.0.0.1:{self.plain_tls_port}'
         return self
 
-    def url(self, prefix, spec):
-        return f'{self.base}/{prefix}/s/{spec}/v1'
+    def url(self, prefix, spec, base=None):
+        return f'{base or self.base}/{prefix}/s/{spec}/v1'
 
     def __exit__(self, *exc):
         self.proc.stop(signal.SIGQUIT)

@@ -1490,6 +1490,8 @@ class Exchange:
                 "chunks": self.chunks, "reasoning": self.reasoning, "tpc": self.tpc, "peer": self.conn.peer,
                 "query": self.req.query, "auth": sorted(k for k in AUTH_HEADERS if k in h),
                 "anthropic_version": h.get("anthropic-version"), "max_tokens": self.max_tokens,
+                # How the request body was framed on the wire (a proxy may re-frame it).
+                "content_length": h.get("content-length"), "transfer_encoding": h.get("transfer-encoding"),
                 # A gateway's own headers as received (tests check what reached the wire).
                 "gateway_headers": {k: v for k, v in h.items()
                                     if k.startswith(("x-portkey-", "helicone-"))}}
