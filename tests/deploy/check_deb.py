@@ -125,7 +125,8 @@ def check_control(deb, version):
         if fields[name] != value:
             raise Failed(f"control field {name} is {fields[name]!r}, not {value!r}")
     # dpkg-shlibdeps computed them: the libraries the binary links, with versions.
-    for lib in ("libc6 (>=", "libssl3", "libyaml-cpp0.7", "libprometheus-cpp-core", "procps"):
+    for lib in ("libc6 (>=", "libssl3", "libyaml-cpp0.7", "libprometheus-cpp-core", "libnghttp2-14",
+                "procps"):
         if lib not in fields["Depends"]:
             raise Failed(f"Depends lacks {lib}: {fields['Depends']!r}")
     print(f"control: {fields['Package']} {fields['Version']} {fields['Architecture']}; "
