@@ -199,6 +199,30 @@ TEST(H2Flow, RequestBodyRespectsTheServersFrameSize) {
   EXPECT_TRUE(client.request_sent());
 }
 
+// A server that announces a SETTINGS_MAX_FRAME_SIZE below the RFC's
+// minimum (16384) breaks the connection (RFC 9113 §6.5.2: PROTOCOL_ERROR):
+// a clear fault, no frames cut to its size.
+TEST(H2Flow, AMaxFrameSizeBelowTheMinimumIsAConnectionError) {
+  Session client;
+  client.submit(post("{}"));
+  client.wrote(client.output().size());
+  // SETTINGS: length 6, type 0x4, no flags, stream 0; MAX_FRAME_SIZE (0x5) = 1024.
+  const std::string settings(
+      "\x00\x00\x06\x04\x00\x00\x00\x00\x00"
+      "\x00\x05\x00\x00\x04\x00",
+      15);
+  client.feed(settings);
+  const Trouble& t = client.trouble();
+  EXPECT_EQ(t.kind, Break::connection_error);
+  EXPECT_FALSE(t.by_peer);
+  EXPECT_EQ(t.error_code, 1u);  // PROTOCOL_ERROR in our GOAWAY
+  // "HTTP/2 connection error: GOAWAY PROTOCOL_ERROR (0x1) sent: SETTINGS: invalid
+  // SETTINGS_MAX_FRAME_SIZE"
+  EXPECT_NE(t.detail.find("MAX_FRAME_SIZE"), std::string::npos) << t.detail;
+  EXPECT_FALSE(client.reusable());
+  EXPECT_FALSE(client.ended());
+}
+
 TEST(H2Flow, PingAndSettingsAreAcknowledged) {
   Session client;
   Peer server;
