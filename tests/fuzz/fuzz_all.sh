@@ -42,7 +42,10 @@ sources_of() {
   case "$1" in
     sse_api_fuzz) echo "sse/decoder.cpp ndjson/decoder.cpp api/*.cpp util/json.cpp" ;;
     config_fuzz) echo "config/*.cpp api/*.cpp sse/decoder.cpp net/*.cpp util/*.cpp" ;;
-    http_response_fuzz) echo "http/response_reader.cpp http/content_decoder.cpp http/fault.cpp sse/decoder.cpp ndjson/decoder.cpp" ;;
+    http_response_fuzz)
+      echo "http/response_reader.cpp http/response_reader_h2.cpp http/content_decoder.cpp http/fault.cpp" \
+        "h2/*.cpp sse/decoder.cpp ndjson/decoder.cpp"
+      ;;
     http_request_fuzz)
       echo "server/routes.cpp server/encoding.cpp server/negotiation.cpp server/landing_page.cpp" \
         "server/probe_page.cpp server/page_verdict.cpp server/page_parts.cpp util/bounded_file.cpp" \
@@ -73,7 +76,7 @@ libs_of() {
   case "$1" in
     sse_api_fuzz) echo "-lsimdjson -lfmt" ;;
     config_fuzz) echo "-lyaml-cpp -lsimdjson -lfmt" ;;
-    http_response_fuzz) echo "-lz -lbrotlidec -lssl -lcrypto" ;;
+    http_response_fuzz) echo "-lz -lbrotlidec -lssl -lcrypto -lnghttp2 -lfmt" ;;
     http_request_fuzz) echo "-lyaml-cpp -lsimdjson -lfmt -lz" ;;
     rows_fuzz) echo "-lsimdjson -lfmt" ;;
     h2_session_fuzz) echo "-lnghttp2 -lfmt" ;;
