@@ -17,6 +17,8 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -141,20 +143,45 @@ std::vector<Exchange> exchange(const Plan& run) {
   return out;
 }
 
+// An instant the server's thread marks; get() waits until it is marked (the
+// client may be done with the bytes before the server's thread runs on).
+class Mark {
+ public:
+  void set() {
+    const std::lock_guard<std::mutex> lock(m_);
+    at_ = Clock::now();
+    cv_.notify_all();
+  }
+  TimePoint get() {
+    std::unique_lock<std::mutex> lock(m_);
+    cv_.wait_for(lock, 5s, [this] { return at_.has_value(); });
+    return at_.value_or(TimePoint{});
+  }
+
+ private:
+  std::mutex m_;
+  std::condition_variable cv_;
+  std::optional<TimePoint> at_;
+};
+
 const H2PeerConn::Fields kStreamHead = {{"content-type", "text/event-stream"}};
 
 TEST(ClientH2, AutoSpeaksH2AndStampsEachDataFrameWithItsRead) {
-  TimePoint first{}, second{};
+  // Each write between two instants of the server's: the arrival of its
+  // bytes lies between them, however late the server's thread ran.
+  Mark first_before, first_after, second_before, second_after;
   H2Peer peer(
       [&](H2PeerConn& c) {
         c.start_h2();
         const auto id = c.read_h2_request();
         c.send_headers(id, 200, kStreamHead);
+        first_before.set();
         c.send_data(id, "data: a\n\n");
-        first = Clock::now();
+        first_after.set();
         std::this_thread::sleep_for(100ms);
+        second_before.set();
         c.send_data(id, "data: b\n\n", true);
-        second = Clock::now();
+        second_after.set();
         c.hang();
       },
       {});
@@ -173,10 +200,12 @@ TEST(ClientH2, AutoSpeaksH2AndStampsEachDataFrameWithItsRead) {
   ASSERT_EQ(conns.size(), 1U);
   EXPECT_EQ(conns[0].body, "{}");
   // The server's own gap (>= 100 ms; more if its thread woke late), measured
-  // by the arrival stamps within 5 ms.
-  const double planted = ms(second - first);
-  EXPECT_GE(planted, 100.0);
-  EXPECT_NEAR(ms(e.pieces[1].arrival - e.pieces[0].arrival), planted, 5.0);
+  // by the arrival stamps: within the span of the two writes, 1 ms of
+  // clock conversion either side.
+  EXPECT_GE(ms(second_before.get() - first_after.get()), 100.0);
+  const double gap = ms(e.pieces[1].arrival - e.pieces[0].arrival);
+  EXPECT_GE(gap, ms(second_before.get() - first_after.get()) - 1.0);
+  EXPECT_LE(gap, ms(second_after.get() - first_before.get()) + 1.0);
 }
 
 TEST(ClientH2, Http2OverPlainHttpIsPriorKnowledgeH2c) {
@@ -200,7 +229,7 @@ TEST(ClientH2, Http2OverPlainHttpIsPriorKnowledgeH2c) {
 // A DATA frame written in three pieces (its header cut, its payload cut):
 // the bytes come whole, the last of them with the last piece's arrival.
 TEST(ClientH2, ADataFrameSplitAcrossReadsArrivesWithTheReadThatCompletesIt) {
-  TimePoint last_write{};
+  Mark last_write, last_written;
   H2Peer peer(
       [&](H2PeerConn& c) {
         c.start_h2();
@@ -212,8 +241,9 @@ TEST(ClientH2, ADataFrameSplitAcrossReadsArrivesWithTheReadThatCompletesIt) {
         std::this_thread::sleep_for(30ms);
         c.write(frame.substr(4, 12));
         std::this_thread::sleep_for(60ms);
-        last_write = Clock::now();
+        last_write.set();
         c.write(frame.substr(16));
+        last_written.set();
         c.hang();
       },
       {});
@@ -222,7 +252,9 @@ TEST(ClientH2, ADataFrameSplitAcrossReadsArrivesWithTheReadThatCompletesIt) {
   EXPECT_EQ(e.body(), "data: one\n\ndata: two\n\n");
   EXPECT_TRUE(e.body_done);
   ASSERT_FALSE(e.pieces.empty());
-  EXPECT_NEAR(ms(e.pieces.back().arrival - last_write), 0.0, 5.0);
+  // The last piece's arrival: while its write ran (1 ms of clock conversion).
+  EXPECT_GE(ms(e.pieces.back().arrival - last_write.get()), -1.0);
+  EXPECT_LE(ms(e.pieces.back().arrival - last_written.get()), 1.0);
   EXPECT_GE(ms(e.pieces.back().arrival - *e.started.stamps.headers), 85.0);
 }
 
@@ -432,7 +464,7 @@ TEST(ClientH2, AnErrorAnswersFieldsAreReadFromItsHeaders) {
 // A body in one-byte DATA frames, all in one write: one read's bytes, intact.
 TEST(ClientH2, OneByteDataFramesInOneWriteAreOneReadsBytes) {
   const std::string events = "data: {\"a\":1}\n\ndata: {\"b\":2}\n\n";
-  TimePoint wrote{};
+  Mark writing, wrote;
   H2Peer peer(
       [&](H2PeerConn& c) {
         c.start_h2();
@@ -443,8 +475,9 @@ TEST(ClientH2, OneByteDataFramesInOneWriteAreOneReadsBytes) {
           frames += lse::test::h2frame::frame(
               lse::test::h2frame::kData, i + 1 == events.size() ? 1 : 0, id, events.substr(i, 1));
         std::this_thread::sleep_for(20ms);
+        writing.set();
         c.write(frames);
-        wrote = Clock::now();
+        wrote.set();
         c.hang();
       },
       {});
@@ -453,7 +486,9 @@ TEST(ClientH2, OneByteDataFramesInOneWriteAreOneReadsBytes) {
   EXPECT_EQ(e.body(), events);
   EXPECT_TRUE(e.body_done);
   ASSERT_EQ(e.pieces.size(), 1U);
-  EXPECT_NEAR(ms(e.pieces[0].arrival - wrote), 0.0, 5.0);
+  // Its arrival: while the one write ran (1 ms of clock conversion).
+  EXPECT_GE(ms(e.pieces[0].arrival - writing.get()), -1.0);
+  EXPECT_LE(ms(e.pieces[0].arrival - wrote.get()), 1.0);
 }
 
 // GOAWAY INTERNAL_ERROR before any answer, then the close: the server's
