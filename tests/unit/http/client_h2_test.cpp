@@ -166,6 +166,15 @@ class Mark {
 
 const H2PeerConn::Fields kStreamHead = {{"content-type", "text/event-stream"}};
 
+// The plainest h2 answer: 200, one event, the end of the stream.
+void answer_one_event(H2PeerConn& c) {
+  c.start_h2();
+  const auto id = c.read_h2_request();
+  c.send_headers(id, 200, kStreamHead);
+  c.send_data(id, "data: a\n\n", true);
+  c.hang();
+}
+
 TEST(ClientH2, AutoSpeaksH2AndStampsEachDataFrameWithItsRead) {
   // Each write between two instants of the server's: the arrival of its
   // bytes lies between them, however late the server's thread ran.
@@ -209,15 +218,7 @@ TEST(ClientH2, AutoSpeaksH2AndStampsEachDataFrameWithItsRead) {
 }
 
 TEST(ClientH2, Http2OverPlainHttpIsPriorKnowledgeH2c) {
-  H2Peer peer(
-      [](H2PeerConn& c) {
-        c.start_h2();
-        const auto id = c.read_h2_request();
-        c.send_headers(id, 200, kStreamHead);
-        c.send_data(id, "data: a\n\n", true);
-        c.hang();
-      },
-      {.tls = false});
+  H2Peer peer(answer_one_event, {.tls = false});
   const auto e = exchange({peer.url(), HttpVersion::http2}).at(0);
   ASSERT_TRUE(e.started.response) << e.started.response.fault().detail;
   EXPECT_EQ(e.started.response->http_version, "2");
@@ -376,15 +377,7 @@ TEST(ClientH2, AStreamRefusedByGoawayOnAPooledConnectionGoesOnANewOne) {
 
 // ALPN is end to end: h2 through an HTTP proxy's CONNECT tunnel.
 TEST(ClientH2, H2GoesThroughAConnectTunnel) {
-  H2Peer peer(
-      [](H2PeerConn& c) {
-        c.start_h2();
-        const auto id = c.read_h2_request();
-        c.send_headers(id, 200, kStreamHead);
-        c.send_data(id, "data: a\n\n", true);
-        c.hang();
-      },
-      {});
+  H2Peer peer(answer_one_event, {});
   lse::test::TunnelProxy proxy(peer.port());
   Plan run{peer.url(), HttpVersion::http2};
   run.proxy = proxy.url();
