@@ -11,9 +11,6 @@ namespace lse::http {
 
 namespace {
 
-// RFC 9113 §7 REFUSED_STREAM: the server did not process the stream.
-constexpr std::uint32_t kRefusedStream = 0x7;
-
 // The response facts of an HTTP/2 head (names are lower case on the wire).
 Response h2_response(const h2::Head& head) {
   Response r;
@@ -81,11 +78,12 @@ bool ResponseReader::h2_answered() const {
   return h2_->head() != nullptr || h2_->interim() > 0 || h2_->has_data();
 }
 
+// The session's word (h2::Trouble::unprocessed: a GOAWAY below the stream,
+// REFUSED_STREAM), not a guess from the kind of trouble: a GOAWAY with an
+// error code may cut a stream the server has already acted on.
 bool ResponseReader::refused_unprocessed() const {
   if (h2_ == nullptr || h2_->head() != nullptr || h2_->interim() > 0) return false;
-  const h2::Trouble& t = h2_->trouble();
-  return t.by_peer && (t.kind == h2::Break::goaway ||
-                       (t.kind == h2::Break::stream_reset && t.error_code == kRefusedStream));
+  return h2_->trouble().unprocessed;
 }
 
 // The server's RST_STREAM or GOAWAY: stream_reset with its code; ours (a

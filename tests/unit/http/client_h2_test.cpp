@@ -375,6 +375,31 @@ TEST(ClientH2, AStreamRefusedByGoawayOnAPooledConnectionGoesOnANewOne) {
   EXPECT_EQ(peer.accepted(), 2);
 }
 
+// A GOAWAY with an error code that names our stream as the last one the
+// server took may follow work done for it: the request is not sent again,
+// the probe fails with the server's code.
+TEST(ClientH2, AGoawayThatMayHaveProcessedThePooledStreamIsNotSentAgain) {
+  H2Peer peer(
+      [](H2PeerConn& c) {
+        c.start_h2();
+        const auto id = c.read_h2_request();
+        c.send_headers(id, 200, kStreamHead);
+        c.send_data(id, "data: a\n\n", true);
+        const auto next = c.read_h2_request();
+        c.send_goaway(next, 2);  // INTERNAL_ERROR, last stream = ours
+        c.hang();
+      },
+      {.connections = 2});
+  Plan run{peer.url()};
+  run.exchanges = 2;
+  const auto e = exchange(run);
+  ASSERT_FALSE(e[1].started.response);
+  const lse::http::Fault& f = e[1].started.response.fault();
+  EXPECT_EQ(f.ec, make_error_code(Errc::stream_reset)) << f.detail;
+  EXPECT_EQ(f.h2_error, 2u);
+  EXPECT_EQ(peer.accepted(), 1);
+}
+
 // ALPN is end to end: h2 through an HTTP proxy's CONNECT tunnel.
 TEST(ClientH2, H2GoesThroughAConnectTunnel) {
   H2Peer peer(answer_one_event, {});
