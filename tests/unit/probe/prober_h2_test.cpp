@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 
+#include "../http/h2_peer.hpp"
 #include "probe_harness.hpp"
 
 namespace {
@@ -20,20 +21,14 @@ using lse::test::ScriptedPeer;
 using lse::test::target_for;
 using namespace std::chrono_literals;
 
-// One frame (RFC 9113 §4.1): length, type, flags, stream id, payload.
-std::string frame(std::uint8_t type, std::uint8_t flags, std::uint32_t stream,
-                  const std::string& payload) {
-  std::string out;
-  const auto n = static_cast<std::uint32_t>(payload.size());
-  for (int shift : {16, 8, 0}) out += static_cast<char>((n >> shift) & 0xff);
-  out += static_cast<char>(type);
-  out += static_cast<char>(flags);
-  for (int shift : {24, 16, 8, 0}) out += static_cast<char>((stream >> shift) & 0xff);
-  return out + payload;
-}
-
-constexpr std::uint8_t kData = 0, kHeaders = 1, kRstStream = 3, kSettings = 4, kGoaway = 7;
-constexpr std::uint8_t kEndStream = 0x1, kEndHeaders = 0x4;
+using lse::test::h2frame::frame;
+using lse::test::h2frame::kData;
+using lse::test::h2frame::kEndHeaders;
+using lse::test::h2frame::kEndStream;
+using lse::test::h2frame::kGoaway;
+using lse::test::h2frame::kHeaders;
+using lse::test::h2frame::kRstStream;
+using lse::test::h2frame::kSettings;
 
 // HPACK: ":status: 200" (static index 8), then content-type (static index
 // 31) literal without indexing: text/event-stream.
